@@ -1,0 +1,12 @@
+module github.com/weftgate/weftgate
+
+go 1.26
+
+require (
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/fxamacker/cbor/v2 v2.10.0 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+)
