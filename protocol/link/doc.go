@@ -1,0 +1,57 @@
+// Package link is the aweft link state machine (replication.md v1): one
+// conversation between two equal ends, carrying any number of topics.
+//
+// A Link is pure. It takes inputs (Receive for a decoded frame from the peer,
+// Share, Send, SendState, Refuse, Resync, Leave, Decline, BadFrame, FaultLink
+// and Close from the application) and queues outputs, which the caller drains
+// after each input or batch of inputs: Flush for the frames to send, in
+// order, and Events for what the application must hear, in order. It starts
+// no goroutine, reads no clock and does no I/O, and it treats commits as
+// opaque bytes: it never decodes them.
+//
+// A Link is not safe for concurrent use; one goroutine owns it.
+//
+// # Topics
+//
+// Each end numbers the topics it shares from 1 and never reuses a number.
+// Frames name a topic by the sender's number, except that a fault answering
+// a frame names the number that frame carried. So every fault this end
+// sends about a topic names the peer's number, and every fault it receives
+// names ours. A fault is never answered, so two ends cannot trade faults
+// forever.
+//
+// A peer's open for a name we have not shared is reported as PeerOpened and
+// held until the application calls Share (the gateway shares lazily) or
+// Decline. A second open on the same topic before then is merged into it.
+//
+// Every topic number Share returned is ended by exactly one Ended event. A
+// held PeerOpened that goes away before Share or Decline (the peer left, the
+// link ended) is ended by an Ended event with Topic 0.
+//
+// # State
+//
+// A peer's want is reported as StateWanted once the topic is live, and
+// answered by SendState. One state answers every want that arrived before it.
+// While our own want from Share is outstanding and the peer's first open
+// said it holds a document (want false), the peer's want is held until its
+// state has arrived and StateArrived was emitted, so the application answers
+// with the document that state produced and never wipes the peer with an
+// empty one (the JS client's back-to-back opens on reconnect). A want from
+// Resync does not hold, and neither does a want facing a peer that itself
+// said it holds nothing: two ends that both held would wait for each other
+// forever.
+//
+// # bad-frame
+//
+// A frame that decodes as a value but is malformed is answered through
+// BadFrame (Receive also checks the frames it is given and routes the
+// malformed ones there). With a usable topic (the frame's topic element was
+// a number >= 1) it sends fault bad-frame naming that topic, taken as the
+// peer's number, and ends our side of it; the link carries on. Without one
+// it sends fault bad-frame on topic 0 and ends the link. Bytes that are not a
+// value at all end the link without a word: that is the caller's (close the
+// socket, then call Close so every topic hears it ended).
+//
+// The link does not apply, store or validate commits, pick a winner in a
+// conflict, or resume anything: a new link is a new conversation.
+package link
