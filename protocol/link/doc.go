@@ -44,10 +44,11 @@
 // # bad-frame
 //
 // A frame that decodes as a value but is malformed is answered through
-// BadFrame (Receive also checks the frames it is given and routes the
-// malformed ones there). With a usable topic (the frame's topic element was
-// a number >= 1) it sends fault bad-frame naming that topic, taken as the
-// peer's number, and ends our side of it; the link carries on. Without one
+// BadFrame (Receive also checks the frames it is given, by the rules
+// frame.Decode applies, and routes the malformed ones there). With a usable
+// topic (frame.BadFrameError.Topic: the topic element was a number >= 1 in a
+// frame that is not a fault) it sends fault bad-frame naming that topic, as
+// the peer's number, and ends our side of it; the link carries on. Without one
 // it sends fault bad-frame on topic 0 and ends the link. Bytes that are not a
 // value at all end the link without a word: that is the caller's (close the
 // socket, then call Close so every topic hears it ended).

@@ -26,5 +26,9 @@ var (
 	ErrNotWanted   = errors.New("link: the peer has not asked for state")
 	ErrEmptyCommit = errors.New("link: a commit is not empty bytes")
 	ErrNoReasons   = errors.New("link: a refusal needs at least one reason")
-	ErrBadSeq      = errors.New("link: sequence numbers start at 1")
+	ErrBadSeq      = errors.New("link: sequence numbers run from 1 to 2^53")
+	ErrBadText     = errors.New("link: text is not UTF-8")
+	// ErrExhausted is 2^53 topics or commits on one topic: the most a frame
+	// can number. A new link starts again from 1.
+	ErrExhausted = errors.New("link: sequence or topic numbers are used up")
 )

@@ -2,6 +2,8 @@ package link
 
 import (
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -16,8 +18,11 @@ func (l *Link) Receive(f frame.Frame) {
 	}
 	if msg := malformed(f); msg != "" {
 		topic := f.Topic
-		if f.Kind > frame.Fault {
-			topic = 0 // an unknown kind has no element we can call a topic
+		if f.Kind >= frame.Fault || topic > frame.MaxNumber {
+			// An unknown kind has no element we can call a topic, and a
+			// fault's names our number, not the peer's (frame.BadFrameError
+			// says the same).
+			topic = 0
 		}
 		l.BadFrame(topic, msg)
 		return
@@ -38,38 +43,75 @@ func (l *Link) Receive(f frame.Frame) {
 	}
 }
 
-// malformed says what is wrong with f, or "" when nothing is.
+// malformed says what is wrong with f, or "" when nothing is. It refuses
+// what frame.Decode refuses, so a frame built in memory meets the same rules
+// as one read from bytes.
 func malformed(f frame.Frame) string {
 	switch {
 	case f.Kind > frame.Fault:
 		return fmt.Sprintf("unknown frame kind %d", f.Kind)
 	case f.Kind != frame.Fault && f.Topic == 0:
-		return "topic 0 outside a fault"
+		return "topic 0 names the link, and only a fault may name it"
+	case f.Topic > frame.MaxNumber:
+		return "a topic number is above 2^53"
 	}
 	switch f.Kind {
 	case frame.Open:
+		if !utf8.ValidString(f.Name) {
+			return "a name is not UTF-8"
+		}
 		if f.Root == nil && !f.Want {
-			return "an open with no root must want state"
+			return "an end that holds nothing must want the other end's state"
 		}
 		if f.Root != nil && f.Root.Kind > commit.Map {
-			return fmt.Sprintf("unknown root kind %d", f.Root.Kind)
+			return fmt.Sprintf("root kind %d is not object, array or map", f.Root.Kind)
+		}
+	case frame.State:
+		if f.State != nil && len(f.State) == 0 {
+			return "a state's commit is empty, and a commit is never empty"
 		}
 	case frame.Commits:
 		if len(f.Commits) == 0 {
 			return "a commits frame carries at least one commit"
 		}
-		if f.First == 0 || f.First+uint64(len(f.Commits)-1) < f.First {
-			return "commit sequence numbers run from 1 to 2^64-1"
+		if f.First == 0 || f.First > frame.MaxNumber-uint64(len(f.Commits)-1) {
+			return "commit sequence numbers run from 1 to 2^53"
+		}
+		for i, c := range f.Commits {
+			if len(c) == 0 {
+				return fmt.Sprintf("commit %d is empty, and a commit is never empty", i)
+			}
 		}
 	case frame.Refused:
 		if len(f.Reasons) == 0 {
 			return "a refused frame carries at least one reason"
 		}
-		if f.Seq == 0 {
-			return "sequence numbers start at 1"
+		if f.Seq == 0 || f.Seq > frame.MaxNumber {
+			return "sequence numbers run from 1 to 2^53"
+		}
+		if !validReasons(f.Reasons) {
+			return "a reason is not UTF-8"
+		}
+	case frame.Fault:
+		if !utf8.ValidString(f.Reason) || !utf8.ValidString(f.Message) {
+			return "a fault's reason or message is not UTF-8"
 		}
 	}
 	return ""
+}
+
+func validReasons(rs []frame.Reason) bool {
+	for _, r := range rs {
+		if !utf8.ValidString(r.Code) || !utf8.ValidString(r.Message) {
+			return false
+		}
+		for _, s := range r.Path {
+			if !utf8.ValidString(s) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // BadFrame answers a frame that decoded as a value but is malformed. topic
@@ -80,6 +122,10 @@ func (l *Link) BadFrame(topic uint64, message string) {
 	if l.ended {
 		return
 	}
+	if topic > frame.MaxNumber {
+		topic = 0
+	}
+	message = strings.ToValidUTF8(message, "\uFFFD")
 	l.fault(topic, protocol.BadFrame, message)
 	if topic == 0 {
 		l.close(protocol.BadFrame, message, false)

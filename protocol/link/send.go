@@ -20,6 +20,9 @@ func (l *Link) Send(topic uint64, c, undo []byte) (uint64, error) {
 	if len(c) == 0 {
 		return 0, ErrEmptyCommit
 	}
+	if t.seq >= frame.MaxNumber {
+		return 0, ErrExhausted
+	}
 	seq := t.seq + 1
 	if n := commitsFrameBytes(topic, seq, 1, itemBytes(len(c))); n > l.cfg.MaxFrameBytes {
 		return 0, protocol.Errorf(protocol.CommitTooLarge,
@@ -89,10 +92,12 @@ func (l *Link) Refuse(topic, seq uint64, reasons []frame.Reason) error {
 		return err
 	case !t.live:
 		return ErrNotLive
-	case seq == 0:
+	case seq == 0 || seq > frame.MaxNumber:
 		return ErrBadSeq
 	case len(reasons) == 0:
 		return ErrNoReasons
+	case !validReasons(reasons):
+		return ErrBadText
 	}
 	l.send(frame.Frame{Kind: frame.Refused, Topic: topic, Seq: seq, Reasons: reasons})
 	return nil

@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -23,6 +24,12 @@ func (l *Link) Share(name string, root *frame.Root, want bool) (uint64, error) {
 	}
 	if root != nil && root.Kind > commit.Map {
 		return 0, ErrBadRoot
+	}
+	if !utf8.ValidString(name) {
+		return 0, ErrBadText
+	}
+	if l.last >= frame.MaxNumber {
+		return 0, ErrExhausted
 	}
 	t := l.byName[name]
 	switch {
