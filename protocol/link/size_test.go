@@ -15,7 +15,7 @@ func TestFrameBytesMatchEncode(t *testing.T) {
 		for _, first := range nums {
 			for _, n := range lens {
 				cs := [][]byte{make([]byte, n), make([]byte, 1)}
-				f := frame.Frame{Kind: frame.Commits, Topic: topic, First: first - min(first-1, 1), Commits: cs}
+				f := frame.Frame{Kind: frame.Commits, Topic: topic, First: first, Commits: cs}
 				b, err := frame.Encode(f)
 				if err != nil {
 					t.Fatal(err)
