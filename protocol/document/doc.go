@@ -1,0 +1,34 @@
+// Package document is the aweft document model of format.md sections 1 to
+// 5 and the apply stage of section 7: a root observable and the objects,
+// arrays and maps it holds, each with slots of commit.Values, where attach
+// references form a tree under the root and aliases make it a graph.
+//
+// Apply validates a whole commit against the document, then applies all
+// of it or none, and returns its inverse. Snapshot writes the state as one
+// commit of adds; Reconcile moves the document in place to a peer's state.
+// Path and Paths give the attach path of an observable or of each delta.
+//
+// Refusal precedence. A commit is refused, in this order, for:
+//
+//  1. a malformed delta (hand-built commits only; the decode-stage reason a
+//     decoder would give) or two deltas on one slot; checking stops here;
+//  2. kind-conflict: two mentions of one id disagree (a ref addressing it,
+//     a reference naming it, the kind it has);
+//  3. multiple-attach: two attach edges to one observable, an attach to an
+//     observable already attached when the commit does not remove or
+//     overwrite that slot, or an attach to the root;
+//  4. unreachable: no attach path from the root to the target, over the
+//     document plus the attach edges the commit adds (removed ones still
+//     count), where an alias is no path;
+//  5. slot-exists, slot-missing;
+//  6. too-many-observables, too-many-slots, only when nothing above applies.
+//
+// Every finding of ranks 2 to 5 is reported, by rank and then in canonical
+// delta order, so the reasons do not depend on the order of the deltas.
+// Paths are text steps: object keys as they are, array positions as hex,
+// map keys as id text (see Step).
+//
+// It does not decode or encode bytes (protocol/commit), judge whether a
+// commit should be accepted, or keep history; and it is not safe for
+// concurrent use.
+package document

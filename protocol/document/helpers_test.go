@@ -1,0 +1,195 @@
+package document
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+)
+
+// id builds the fixture-style id n: eleven zero bytes and then n.
+func id(n int) commit.ID {
+	var x commit.ID
+	x[10], x[11] = byte(n>>8), byte(n)
+	return x
+}
+
+func okey(k string) commit.Ref { return commit.ObjectKey(k) }
+
+func apos(h string) commit.Ref {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		panic(err)
+	}
+	return commit.ArrayKey(b)
+}
+
+func mkey(n int) commit.Ref { return commit.MapKey(id(n)) }
+
+func attach(k commit.Kind, n int) commit.Value {
+	return commit.RefTo(commit.Reference{Edge: commit.Attach, Kind: k, ID: id(n)})
+}
+
+func alias(k commit.Kind, n int) commit.Value {
+	return commit.RefTo(commit.Reference{Edge: commit.Alias, Kind: k, ID: id(n)})
+}
+
+func add(n int, r commit.Ref, v commit.Value) commit.Delta {
+	return commit.Delta{Op: commit.Add, ID: id(n), Ref: r, Value: v}
+}
+
+func rep(n int, r commit.Ref, v commit.Value) commit.Delta {
+	return commit.Delta{Op: commit.Replace, ID: id(n), Ref: r, Value: v}
+}
+
+func rem(n int, r commit.Ref) commit.Delta {
+	return commit.Delta{Op: commit.Remove, ID: id(n), Ref: r}
+}
+
+func cm(ds ...commit.Delta) commit.Commit { return commit.Commit{Deltas: ds} }
+
+func text(s string) commit.Value { return commit.TextValue(s) }
+
+// newDoc is an object root id(1) with the commits applied.
+func newDoc(t testing.TB, cs ...commit.Commit) *Document {
+	t.Helper()
+	d := New(id(1), commit.Object, Limits{})
+	for _, c := range cs {
+		mustApply(t, d, c)
+	}
+	return d
+}
+
+func mustApply(t testing.TB, d *Document, c commit.Commit) commit.Commit {
+	t.Helper()
+	inv, err := d.Apply(c)
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	checkInvariants(t, d)
+	return inv
+}
+
+// refused applies c expecting a refusal for reason, and that nothing moved.
+func refused(t testing.TB, d *Document, c commit.Commit, reason protocol.Reason) *Refusal {
+	t.Helper()
+	before := dump(d)
+	_, err := d.Apply(c)
+	if err == nil {
+		t.Fatalf("apply: accepted, want %s", reason)
+	}
+	r, ok := err.(*Refusal)
+	if !ok {
+		t.Fatalf("apply: error %T %v, want *Refusal", err, err)
+	}
+	if got := protocol.ReasonOf(err); got != reason {
+		t.Fatalf("apply: reason %s, want %s (%v)", got, reason, err)
+	}
+	if after := dump(d); after != before {
+		t.Fatalf("refused commit changed the document:\nbefore %s\nafter  %s", before, after)
+	}
+	checkInvariants(t, d)
+	return r
+}
+
+// dump is every held observable, detached ones included, with its slots
+// and its attach parent: equal dumps mean equal documents.
+func dump(d *Document) string {
+	ids := make([]commit.ID, 0, len(d.obs))
+	for x := range d.obs {
+		ids = append(ids, x)
+	}
+	slices.SortFunc(ids, func(a, b commit.ID) int { return bytes.Compare(a[:], b[:]) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "root=%s slots=%d;", d.root.id, d.slots)
+	for _, x := range ids {
+		o := d.obs[x]
+		fmt.Fprintf(&b, " %s:%s", x, o.kind)
+		if o.parent != nil {
+			fmt.Fprintf(&b, "@%s/%x", o.parent.id, o.parentKey)
+		}
+		keys := make([]string, 0, len(o.slots))
+		for k := range o.slots {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteString("{")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%x=%v,", k, o.slots[k])
+		}
+		b.WriteString("}")
+	}
+	return b.String()
+}
+
+// checkInvariants is what every reachable state must satisfy: one attach
+// edge per observable, anywhere; parents matching the slots that attach;
+// every referenced id held with the referenced kind; counts and caches
+// true.
+func checkInvariants(t testing.TB, d *Document) {
+	t.Helper()
+	if d.obs[d.root.id] != d.root || d.root.parent != nil {
+		t.Fatalf("root is not held as itself, or has a parent")
+	}
+	edges := map[commit.ID]int{}
+	slots := 0
+	for x, o := range d.obs {
+		if o.id != x {
+			t.Fatalf("%s held under %s", o.id, x)
+		}
+		slots += len(o.slots)
+		attaches := 0
+		for k, v := range o.slots {
+			if v.Type != commit.RefValue {
+				continue
+			}
+			c := d.obs[v.Ref.ID]
+			if c == nil {
+				t.Fatalf("%s/%x names %s, which is not held", x, k, v.Ref.ID)
+			}
+			if c.kind != v.Ref.Kind {
+				t.Fatalf("%s/%x names %s as %s, it is %s", x, k, v.Ref.ID, v.Ref.Kind, c.kind)
+			}
+			if v.Ref.Edge != commit.Attach {
+				continue
+			}
+			attaches++
+			edges[v.Ref.ID]++
+			if c.parent != o || c.parentKey != k {
+				t.Fatalf("%s is attached by %s/%x but its parent says otherwise", v.Ref.ID, x, k)
+			}
+		}
+		if attaches != o.attaches {
+			t.Fatalf("%s counts %d attaches, holds %d", x, o.attaches, attaches)
+		}
+		if o.keysOK {
+			if len(o.keys) != len(o.slots) || !slices.IsSortedFunc(o.keys, compareKey) {
+				t.Fatalf("%s key cache is stale", x)
+			}
+			for _, k := range o.keys {
+				if _, ok := o.slots[k]; !ok {
+					t.Fatalf("%s key cache names a missing slot", x)
+				}
+			}
+		}
+	}
+	for x, o := range d.obs {
+		if n := edges[x]; n > 1 || (n == 1) != (o.parent != nil) {
+			t.Fatalf("%s has %d attach edges, parent %v", x, n, o.parent != nil)
+		}
+	}
+	if edges[d.root.id] != 0 {
+		t.Fatalf("the root is attached")
+	}
+	if slots != d.slots {
+		t.Fatalf("slot count %d, holds %d", d.slots, slots)
+	}
+}
+
+func nan() float64 { return math.NaN() }

@@ -1,0 +1,75 @@
+package document
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/weftgate/weftgate/protocol/commit"
+)
+
+// Canonical order (format.md 6.9) compares the encoded id, then the encoded
+// ref. Every id encodes as the same 13-byte head plus bytes, so ids compare
+// as bytes. A ref encodes as [kind, key]: the kind first, then the key's
+// head, whose shortest form grows with the length, then the key bytes. So
+// keys compare by length first, then bytewise.
+
+func compareKey(a, b string) int {
+	if len(a) != len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	return strings.Compare(a, b)
+}
+
+func compareDelta(a, b *commit.Delta) int {
+	if c := bytes.Compare(a.ID[:], b.ID[:]); c != 0 {
+		return c
+	}
+	if a.Ref.Kind != b.Ref.Kind {
+		return cmp.Compare(a.Ref.Kind, b.Ref.Kind)
+	}
+	return compareKey(a.Ref.Key, b.Ref.Key)
+}
+
+// comparePosition is array order: bytes unsigned, a prefix first
+// (format.md 6.6), which is what bytes comparison of strings does.
+func comparePosition(a, b string) int { return strings.Compare(a, b) }
+
+// sortedKeys returns the observable's keys in canonical order, rebuilding
+// the cache only after a slot was added or removed.
+func (o *observable) sortedKeys() []string {
+	if o.keysOK {
+		return o.keys
+	}
+	keys := o.keys[:0]
+	if cap(keys) > 2*len(o.slots)+8 {
+		keys = nil // let a shrunken observable give memory back
+	}
+	for k := range o.slots {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKey)
+	o.keys, o.keysOK = keys, true
+	return keys
+}
+
+// Range calls fn for each slot of id in the observable's own order: array
+// slots by position, object and map slots in canonical order. It stops
+// when fn returns false. fn must not change the document.
+func (d *Document) Range(id commit.ID, fn func(ref commit.Ref, v commit.Value) bool) {
+	o := d.obs[id]
+	if o == nil {
+		return
+	}
+	keys := o.sortedKeys()
+	if o.kind == commit.Array {
+		keys = slices.Clone(keys)
+		slices.SortFunc(keys, comparePosition)
+	}
+	for _, k := range keys {
+		if !fn(commit.Ref{Kind: o.kind, Key: k}, o.slots[k]) {
+			return
+		}
+	}
+}
