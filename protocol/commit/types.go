@@ -4,6 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"math"
+
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/wire"
 )
 
 // ID is an observable id: 12 bytes from a CSPRNG (identity.md).
@@ -20,15 +24,15 @@ func NewID() ID {
 // String is the 16-character base64url text form, without padding.
 func (id ID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
-// ParseID reads the text form.
+// ParseID reads the text form. It refuses with reason invalid-id.
 func ParseID(s string) (ID, error) {
 	var id ID
 	if len(s) != 16 {
-		return id, fmt.Errorf("commit: id %q is not 16 base64url characters", s)
+		return id, protocol.Errorf(protocol.InvalidID, fmt.Sprintf("id %q is not 16 base64url characters", s))
 	}
 	n, err := base64.RawURLEncoding.Decode(id[:], []byte(s))
 	if err != nil || n != 12 {
-		return id, fmt.Errorf("commit: id %q is not base64url", s)
+		return id, protocol.Errorf(protocol.InvalidID, fmt.Sprintf("id %q is not base64url", s))
 	}
 	return id, nil
 }
@@ -150,13 +154,23 @@ type Commit struct {
 }
 
 // Constructors for values, so callers need not know the layout.
-func NullValue() Value           { return Value{Type: Null} }
-func BoolValue(b bool) Value     { return Value{Type: Bool, Bool: b} }
-func IntValue(i int64) Value     { return Value{Type: Int, Int: i} }
-func FloatValue(f float64) Value { return Value{Type: Float, Float: f} }
-func TextValue(s string) Value   { return Value{Type: Text, Str: s} }
-func BytesValue(b []byte) Value  { return Value{Type: Bytes, Str: string(b)} }
-func RefTo(r Reference) Value    { return Value{Type: RefValue, Ref: r} }
-func ObjectKey(k string) Ref     { return Ref{Kind: Object, Key: k} }
-func ArrayKey(pos []byte) Ref    { return Ref{Kind: Array, Key: string(pos)} }
-func MapKey(id ID) Ref           { return Ref{Kind: Map, Key: string(id[:])} }
+func NullValue() Value       { return Value{Type: Null} }
+func BoolValue(b bool) Value { return Value{Type: Bool, Bool: b} }
+func IntValue(i int64) Value { return Value{Type: Int, Int: i} }
+
+// FloatValue normalises as the encoding does (format.md 6.2): a whole number
+// within plus or minus 2^53 is an Int, and -0 is 0, so equal numbers give
+// equal Values. NaN and the infinities stay Float; Encode refuses them.
+func FloatValue(f float64) Value {
+	if f == math.Trunc(f) && f >= wire.MinInt && f <= wire.MaxInt {
+		return Value{Type: Int, Int: int64(f)}
+	}
+	return Value{Type: Float, Float: f}
+}
+
+func TextValue(s string) Value  { return Value{Type: Text, Str: s} }
+func BytesValue(b []byte) Value { return Value{Type: Bytes, Str: string(b)} }
+func RefTo(r Reference) Value   { return Value{Type: RefValue, Ref: r} }
+func ObjectKey(k string) Ref    { return Ref{Kind: Object, Key: k} }
+func ArrayKey(pos []byte) Ref   { return Ref{Kind: Array, Key: string(pos)} }
+func MapKey(id ID) Ref          { return Ref{Kind: Map, Key: string(id[:])} }
