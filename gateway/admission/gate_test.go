@@ -192,3 +192,16 @@ func TestRefusalIsNotUpgraded(t *testing.T) {
 		t.Fatalf("status %d upgrade %q", res.StatusCode, res.Header.Get("Upgrade"))
 	}
 }
+
+func TestWriteRefusalOddInput(t *testing.T) {
+	for _, ref := range []*Refusal{nil, {Status: 200}} {
+		w := httptest.NewRecorder()
+		WriteRefusal(w, ref)
+		if w.Code != 403 || w.Body.String() != `{"reasons":[]}` || w.Header().Get("Retry-After") != "" {
+			t.Fatalf("WriteRefusal(%+v): %d %s", ref, w.Code, w.Body.String())
+		}
+	}
+	if got := (*Refusal)(nil).Error(); got != "admission: refused" {
+		t.Fatal(got)
+	}
+}

@@ -35,6 +35,9 @@ type Refusal struct {
 }
 
 func (r *Refusal) Error() string {
+	if r == nil {
+		return "admission: refused"
+	}
 	codes := make([]string, len(r.Reasons))
 	for i, x := range r.Reasons {
 		codes[i] = x.Code

@@ -14,8 +14,12 @@ type body struct {
 
 // WriteRefusal answers ref as plain HTTP: its status, Retry-After when set,
 // and {"reasons":[...]} as application/json. Nothing else is written, so
-// the connection is never upgraded.
+// the connection is never upgraded. A nil ref, or one with a status that is
+// not an HTTP error, is written as 403.
 func WriteRefusal(w http.ResponseWriter, ref *Refusal) {
+	if ref == nil {
+		ref = &Refusal{}
+	}
 	reasons := ref.Reasons
 	if reasons == nil {
 		reasons = []Reason{}
