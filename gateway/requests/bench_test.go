@@ -39,7 +39,7 @@ func BenchmarkChannelRoundTrip(b *testing.B) {
 	defer c.Close()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if err := c.Receive(benchRequest); err != nil {
+		if err := c.Handle(benchRequest); err != nil {
 			b.Fatal(err)
 		}
 		<-out

@@ -17,7 +17,8 @@ const (
 	DefaultMaxMessageBytes = 1 << 20
 )
 
-// ErrClosed is Receive after Close.
+// ErrClosed is Handle after Close: the message is dropped, and as the
+// socket is ending anyway it is not a violation.
 var ErrClosed = errors.New("requests: channel closed")
 
 // Config bounds a Channel; the zero value uses the defaults.
@@ -26,7 +27,7 @@ type Config struct {
 	MaxMessageBytes int
 }
 
-// Channel is the request channel of one socket. Receive, Ready and Close
+// Channel is the request channel of one socket. Handle, Ready and Close
 // may be called from any goroutine.
 type Channel struct {
 	calls    Calls
@@ -46,6 +47,11 @@ type Channel struct {
 	sendMu     sync.Mutex // one send at a time; guards sendClosed
 	sendClosed bool
 	send       func([]byte) error
+}
+
+// NewChannel is New with a background context and the default Config.
+func NewChannel(calls Calls, identity admission.Identity, send func([]byte) error) *Channel {
+	return New(context.Background(), calls, identity, send, Config{})
 }
 
 // New returns the channel of one socket. Calls go to calls (nil answers
@@ -69,12 +75,12 @@ func New(ctx context.Context, calls Calls, identity admission.Identity, send fun
 	return c
 }
 
-// Receive handles one text message from the socket. A *Violation (see
+// Handle takes one text message from the socket. A *Violation (see
 // ErrViolation) means the caller must close the socket. An answer is
 // dropped: this end asks nothing, so nothing waits for it. A request past
 // MaxInFlight is answered "busy" at once, even before Ready, since holding
 // it would be unbounded.
-func (c *Channel) Receive(b []byte) error {
+func (c *Channel) Handle(b []byte) error {
 	if len(b) > c.cfg.MaxMessageBytes {
 		return violation(TooLarge)
 	}

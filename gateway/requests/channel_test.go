@@ -36,7 +36,10 @@ func TestRouting(t *testing.T) {
 }
 
 func TestDefaultIsMissing(t *testing.T) {
-	c, s := ready(t, nil, Config{})
+	s := newSink()
+	c := NewChannel(nil, identity, s.send)
+	defer c.Close()
+	c.Ready()
 	receive(t, c, `{"id":1,"name":"report/Daily","args":null}`)
 	s.want(t, `{"id":1,"error":{"reason":"missing","message":"nothing here answers report/Daily"}}`)
 	receive(t, c, `{"id":2,"name":"`+strings.Repeat("n", maxEchoedName+1)+`"}`)
@@ -243,16 +246,16 @@ func TestAnswersFromTheClientAreDropped(t *testing.T) {
 	}
 }
 
-func TestReceiveViolations(t *testing.T) {
+func TestHandleViolations(t *testing.T) {
 	c, s := ready(t, nil, Config{MaxMessageBytes: 64})
 	for _, m := range []string{`nope`, `[]`, `{"name":"x"}`, `{"id":"1","name":"x"}`, `{"id":1}`,
 		`{"id":1,"name":"` + strings.Repeat("x", 64) + `"}`} {
-		if err := c.Receive([]byte(m)); !errors.Is(err, ErrViolation) {
-			t.Errorf("Receive(%.20s): %v, want a violation", m, err)
+		if err := c.Handle([]byte(m)); !errors.Is(err, ErrViolation) {
+			t.Errorf("Handle(%.20s): %v, want a violation", m, err)
 		}
 	}
 	var v *Violation
-	if err := c.Receive(make([]byte, 65)); !errors.As(err, &v) || v.Kind != TooLarge {
+	if err := c.Handle(make([]byte, 65)); !errors.As(err, &v) || v.Kind != TooLarge {
 		t.Fatalf("65 bytes: %v, want too-large", err)
 	}
 	c.Close()
@@ -277,8 +280,8 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 	if len(s.all()) != 0 {
 		t.Fatalf("answers after close: %q", s.all())
 	}
-	if err := c.Receive([]byte(`{"id":6,"name":"x"}`)); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Receive after Close: %v", err)
+	if err := c.Handle([]byte(`{"id":6,"name":"x"}`)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Handle after Close: %v", err)
 	}
 	if len(b.started) != 0 {
 		t.Fatal("a call started after Close")
@@ -332,7 +335,7 @@ func TestSendErrorIsSurvived(t *testing.T) {
 
 // Many writers and a Close racing them: run under -race, nothing may leak
 // (goleak in TestMain) or send after Close.
-func TestConcurrentReceiveAndClose(t *testing.T) {
+func TestConcurrentHandleAndClose(t *testing.T) {
 	s := newSink()
 	var closed sync.WaitGroup
 	var afterClose sync.Mutex
@@ -355,7 +358,7 @@ func TestConcurrentReceiveAndClose(t *testing.T) {
 		go func(w int) {
 			defer closed.Done()
 			for i := 0; i < 200; i++ {
-				err := c.Receive(fmt.Appendf(nil, `{"id":%d,"name":"x"}`, w*1000+i))
+				err := c.Handle(fmt.Appendf(nil, `{"id":%d,"name":"x"}`, w*1000+i))
 				if err != nil && !errors.Is(err, ErrClosed) {
 					t.Error(err)
 					return

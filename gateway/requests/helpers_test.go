@@ -55,8 +55,8 @@ func (s *sink) want(t *testing.T, want ...string) {
 
 func receive(t *testing.T, c *Channel, msg string) {
 	t.Helper()
-	if err := c.Receive([]byte(msg)); err != nil {
-		t.Fatalf("Receive(%s): %v", msg, err)
+	if err := c.Handle([]byte(msg)); err != nil {
+		t.Fatalf("Handle(%s): %v", msg, err)
 	}
 }
 
