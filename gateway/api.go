@@ -1,0 +1,273 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// The in-process API a backend bridge builds on: read a document, write into
+// it, and follow its commit stream from a cursor.
+
+// Event is one entry of a document's commit stream. A snapshot event
+// (Snapshot true) carries the document's whole state at Cursor instead of a
+// commit: it is what a subscriber gets when it asked to resume from a cursor
+// older than the store retains.
+type Event struct {
+	Document string
+	Cursor   uint64
+	Origin   string
+	Commit   []byte
+	Snapshot bool
+	Root     frame.Root
+	State    []byte // nil for an empty document
+}
+
+// ErrNoDocument is returned for a document the gateway does not hold.
+var ErrNoDocument = protocol.Errorf(protocol.NoDocument, "the gateway holds no such document")
+
+// call runs fn on name's hub and waits for it to call done.
+func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done func(error))) error {
+	h := s.reg.acquire(name)
+	if h == nil {
+		return ErrClosed
+	}
+	defer s.reg.release(h)
+	res := make(chan error, 1)
+	if !h.post(func() { fn(h, func(err error) { res <- err }) }) {
+		return ErrClosed
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// State returns a document's root, its state as one commit (nil when
+// empty) and the cursor it is at. Everything it reflects is durable.
+func (s *Server) State(ctx context.Context, name string) (root frame.Root, state []byte, cursor uint64, err error) {
+	err = s.call(ctx, name, func(h *hub, done func(error)) {
+		h.whenSettled(func() {
+			if h.doc == nil {
+				done(ErrNoDocument)
+				return
+			}
+			id, kind := h.doc.Root()
+			root, state, cursor = frame.Root{ID: id, Kind: kind}, h.snapshotBytes(), h.durable
+			done(nil)
+		})
+	})
+	return
+}
+
+// Write applies a commit as a backend (origin), exactly like a browser's:
+// judged by the authority, applied, made durable, delivered to every link.
+// With expect set, it lands only if the document is still at that cursor.
+// It returns the commit's cursor.
+func (s *Server) Write(ctx context.Context, name string, origin Origin, b []byte, expect *uint64) (uint64, error) {
+	c, err := commit.DecodeWithLimits(b, s.cfg.CommitLimits)
+	if err != nil {
+		return 0, err
+	}
+	var cur uint64
+	err = s.call(ctx, name, func(h *hub, done func(error)) {
+		h.commit(&pendingCommit{origin: origin, seq: 0, c: c, bytes: b, expect: expect, result: func(cursor uint64, err error) {
+			cur = cursor
+			done(err)
+		}})
+	})
+	return cur, err
+}
+
+// Create makes an empty document with the given root, for a backend that
+// writes before any peer opened it. Creating one that exists with the same
+// root is not an error.
+func (s *Server) Create(ctx context.Context, name string, root frame.Root) error {
+	return s.call(ctx, name, func(h *hub, done func(error)) {
+		switch {
+		case h.loadErr != nil:
+			done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded"))
+		case h.doc == nil:
+			if err := h.persistCreation(root); err != nil {
+				done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))
+				return
+			}
+			h.doc = document.New(root.ID, root.Kind, s.cfg.DocumentLimits)
+			done(nil)
+		default:
+			if id, kind := h.doc.Root(); id != root.ID || kind != root.Kind {
+				done(protocol.Errorf(protocol.RootMismatch, "the document exists with another root"))
+				return
+			}
+			done(nil)
+		}
+	})
+}
+
+// ReplaceState moves a document in place to state (a snapshot commit; nil
+// empties it), reconciled into one ordinary commit delivered to every link.
+// It returns the cursor after it (unchanged when nothing differed).
+func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, state []byte) (uint64, error) {
+	var st commit.Commit
+	if state != nil {
+		var err error
+		if st, err = commit.DecodeWithLimits(state, s.cfg.CommitLimits); err != nil {
+			return 0, err
+		}
+	}
+	var cur uint64
+	err := s.call(ctx, name, func(h *hub, done func(error)) {
+		if h.doc == nil {
+			done(ErrNoDocument)
+			return
+		}
+		// Reconcile against the replica as it will be once everything in
+		// flight has landed, so the diff is computed at the right place.
+		h.whenIdle(func() {
+			diff, err := h.doc.Reconcile(st)
+			if err != nil || len(diff.Deltas) == 0 {
+				cur = h.cursor
+				done(err)
+				return
+			}
+			b, err := commit.Encode(diff)
+			if err != nil {
+				done(err)
+				return
+			}
+			h.landed(applied{rec: store.Record{Commit: b, Origin: origin.ID}, result: func(c uint64, err error) {
+				cur = c
+				done(err)
+			}})
+		})
+	})
+	return cur, err
+}
+
+// DocumentInfo describes one document the gateway has in memory.
+type DocumentInfo struct {
+	Name        string
+	Cursor      uint64
+	Durable     uint64
+	Links       int
+	Subscribers int
+	Pending     int
+}
+
+// Documents lists the documents in memory.
+func (s *Server) Documents(ctx context.Context) []DocumentInfo {
+	var out []DocumentInfo
+	for _, h := range s.reg.all() {
+		res := make(chan DocumentInfo, 1)
+		if !h.post(func() {
+			res <- DocumentInfo{Name: h.name, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+		}) {
+			continue
+		}
+		select {
+		case info := <-res:
+			out = append(out, info)
+		case <-ctx.Done():
+			return out
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// subscriber is woken (never blocked) by its hub when new commits are
+// durable; it reads them from the store itself, so a slow subscriber costs
+// the hub nothing and sees every cursor exactly once.
+type subscriber struct{ wake chan struct{} }
+
+func (s *subscriber) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Subscribe calls fn with every commit of the document after cursor after,
+// in order, with no gap and no duplicate, then with each new one as it
+// becomes durable, until ctx ends or fn returns an error. When after is
+// older than the store retains, fn first gets a snapshot event at some
+// cursor, then every commit after it.
+func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn func(Event) error) error {
+	h := s.reg.acquire(name)
+	if h == nil {
+		return ErrClosed
+	}
+	defer s.reg.release(h)
+	sub := &subscriber{wake: make(chan struct{}, 1)}
+	if !h.post(func() { h.subs[sub] = struct{}{} }) {
+		return ErrClosed
+	}
+	defer h.post(func() { delete(h.subs, sub) })
+	next := after + 1
+	const page = 512
+	for {
+		recs, err := s.store.Read(ctx, name, next, page)
+		if errors.Is(err, store.ErrCompacted) {
+			ev, err := s.snapshotEvent(ctx, h)
+			if err != nil {
+				return err
+			}
+			if err := fn(ev); err != nil {
+				return err
+			}
+			next = ev.Cursor + 1
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := fn(Event{Document: name, Cursor: r.Cursor, Origin: r.Origin, Commit: r.Commit}); err != nil {
+				return err
+			}
+			next = r.Cursor + 1
+		}
+		if len(recs) == page {
+			continue
+		}
+		select {
+		case <-sub.wake:
+		case <-h.done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Server) snapshotEvent(ctx context.Context, h *hub) (Event, error) {
+	var ev Event
+	res := make(chan error, 1)
+	if !h.post(func() {
+		h.whenSettled(func() {
+			if h.doc == nil {
+				res <- ErrNoDocument
+				return
+			}
+			id, kind := h.doc.Root()
+			ev = Event{Document: h.name, Cursor: h.durable, Snapshot: true, Root: frame.Root{ID: id, Kind: kind}, State: h.snapshotBytes()}
+			res <- nil
+		})
+	}) {
+		return ev, ErrClosed
+	}
+	select {
+	case err := <-res:
+		return ev, err
+	case <-ctx.Done():
+		return ev, ctx.Err()
+	}
+}

@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// Origin says who made a commit: a link (a browser), or a backend.
+type Origin struct {
+	// Kind is "link", "backend" or "gateway".
+	Kind string
+	// ID names the origin: the connection id for a link, the backend's name.
+	ID string
+	// Identity is the peer's identity for a link.
+	Identity admission.Identity
+}
+
+// AcceptRequest is one question to the authority: may this commit land?
+type AcceptRequest struct {
+	Document string
+	// Cursor is the document's cursor when the question was asked.
+	Cursor uint64
+	Origin Origin
+	Commit commit.Commit
+	// Bytes are the commit's exact aweft bytes.
+	Bytes []byte
+	// Paths holds, for each delta, its attach path from the root (nil when
+	// the target is not reachable before the commit).
+	Paths [][]string
+}
+
+// Verdict answers an AcceptRequest. No reasons means accepted.
+type Verdict struct {
+	Reasons []frame.Reason
+}
+
+// Accepted reports whether the verdict lets the commit land.
+func (v Verdict) Accepted() bool { return len(v.Reasons) == 0 }
+
+// Refuse is a verdict refusing with one reason.
+func Refuse(code protocol.Reason, msg string) Verdict {
+	return Verdict{Reasons: []frame.Reason{{Code: string(code), Message: msg}}}
+}
+
+// OpenRequest asks whether a peer may open a document, and whether the
+// gateway may create it from the peer's root when it holds nothing.
+type OpenRequest struct {
+	Document string
+	Identity admission.Identity
+	Exists   bool
+}
+
+// Authority decides what lands. Judge is called on the document's hub
+// goroutine and must not block: it answers by calling reply exactly once,
+// at once or later from any goroutine. The gateway keeps several questions
+// in flight per document and still applies in order. MayOpen is called on
+// the hub goroutine too and answers the same way; a nil error lets the peer
+// open (and create) the document.
+type Authority interface {
+	Judge(req *AcceptRequest, reply func(Verdict))
+	MayOpen(req OpenRequest, reply func(error))
+}
+
+// Loader produces a document the gateway does not hold (a backend's load).
+// It returns ok=false when nobody holds it.
+type Loader interface {
+	Load(ctx context.Context, name string) (root frame.Root, state []byte, ok bool, err error)
+}
+
+// Policy is the local authority: it accepts every commit unless ReadOnly is
+// set, and lets anyone open and create documents.
+type Policy struct {
+	// ReadOnly refuses every write with the reason read-only.
+	ReadOnly bool
+}
+
+// ReasonReadOnly is the refusal a read-only gateway gives every write.
+const ReasonReadOnly protocol.Reason = "read-only"
+
+var acceptAll = Verdict{}
+
+func (p Policy) Judge(req *AcceptRequest, reply func(Verdict)) {
+	if p.ReadOnly {
+		reply(Refuse(ReasonReadOnly, "this gateway accepts no writes"))
+		return
+	}
+	reply(acceptAll)
+}
+
+func (p Policy) MayOpen(_ OpenRequest, reply func(error)) { reply(nil) }
+
+// judgeTimeout bounds how long a hub waits for one verdict before it
+// refuses the commit with authority-timeout.
+const defaultJudgeTimeout = 5 * time.Second
+
+// ReasonAuthorityTimeout refuses a commit whose verdict did not come in time.
+const ReasonAuthorityTimeout protocol.Reason = "authority-timeout"

@@ -1,0 +1,500 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/gateway/requests"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
+	"github.com/weftgate/weftgate/protocol/link"
+)
+
+// conn is one WebSocket: one link. The reader goroutine reads the socket
+// and decodes frames; the loop goroutine alone owns the link and writes the
+// socket. Hubs reach the loop through post, which never blocks: a connection
+// whose queue passes MaxPendingBytes is ended with slow-consumer.
+type conn struct {
+	srv      *Server
+	ws       *websocket.Conn
+	id       string
+	identity admission.Identity
+	origin   Origin
+	// ctx ends with the connection's life; ioCtx outlives it until the
+	// socket is closed, so the last fault and the close frame can still go
+	// out (coder/websocket closes the socket when an I/O context ends).
+	ctx      context.Context
+	cancel   context.CancelFunc
+	ioCtx    context.Context
+	ioCancel context.CancelFunc
+
+	frames  chan inbound      // reader to loop
+	credits chan struct{}     // commits frames waiting for verdicts
+	calls   *requests.Channel // the text request channel
+
+	mu     sync.Mutex
+	queue  []connMsg
+	queued int
+	ended  bool
+	endErr *endReason
+	wake   chan struct{}
+
+	lastPong atomic.Int64 // unix nanoseconds
+
+	// Owned by the loop goroutine.
+	link    *link.Link
+	topics  map[string]*topicState
+	byTopic map[uint64]*topicState
+	out     []byte
+}
+
+type topicState struct {
+	name  string
+	topic uint64 // ours, 0 until shared
+	hub   *hub
+}
+
+type inbound struct {
+	f      frame.Frame
+	bad    *frame.BadFrameError
+	credit *frameCredit
+}
+
+type msgKind uint8
+
+const (
+	msgShare msgKind = iota
+	msgDecline
+	msgState
+	msgCommit
+	msgRefuse
+	msgEnd
+)
+
+// connMsg is what a hub tells a connection about one of its documents.
+type connMsg struct {
+	kind    msgKind
+	name    string
+	root    *frame.Root
+	want    bool
+	data    []byte
+	seq     uint64
+	reasons []frame.Reason
+	reason  protocol.Reason
+	text    string
+}
+
+// endReason is why a connection ended: a fault to send (if any) and the
+// WebSocket close status.
+type endReason struct {
+	fault   protocol.Reason
+	message string
+	status  websocket.StatusCode
+}
+
+// frameCredit is released when every commit of one commits frame settled,
+// so a connection has at most MaxFramesInFlight frames waiting.
+type frameCredit struct {
+	n atomic.Int32
+	c *conn
+}
+
+func (f *frameCredit) done() {
+	if f.n.Add(-1) == 0 {
+		<-f.c.credits
+	}
+}
+
+// post queues a message for the loop. It never blocks.
+func (c *conn) post(m connMsg) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.queued += len(m.data) + 64
+	if c.queued > c.srv.cfg.MaxPendingBytes {
+		c.mu.Unlock()
+		c.srv.metrics.slowConsumer()
+		c.end(&endReason{fault: ReasonSlowConsumer, message: "the connection did not keep up with its documents", status: websocket.StatusPolicyViolation})
+		return
+	}
+	c.queue = append(c.queue, m)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end ends the connection once, for the first reason given.
+func (c *conn) end(r *endReason) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.ended = true
+	c.endErr = r
+	c.queue = nil
+	c.mu.Unlock()
+	c.cancel()
+}
+
+func (c *conn) serve() {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.readLoop()
+	}()
+	if c.srv.cfg.PingInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.pingLoop()
+		}()
+	}
+	c.calls.Ready()
+	c.loop()
+	c.cancel()
+	c.calls.Close()
+	c.close()
+	c.ioCancel()
+	wg.Wait()
+}
+
+func (c *conn) readLoop() {
+	for {
+		typ, data, err := c.ws.Read(c.ioCtx)
+		if err != nil {
+			status := websocket.CloseStatus(err)
+			switch {
+			case errors.Is(err, websocket.ErrMessageTooBig) || status == websocket.StatusMessageTooBig:
+				c.end(&endReason{status: websocket.StatusMessageTooBig})
+			case status != -1:
+				c.end(&endReason{status: status, fault: ReasonClosed})
+			default:
+				c.end(&endReason{status: websocket.StatusGoingAway, fault: ReasonClosed})
+			}
+			return
+		}
+		if typ == websocket.MessageText {
+			if err := c.calls.Handle(data); err != nil {
+				c.end(&endReason{status: websocket.StatusUnsupportedData})
+				return
+			}
+			continue
+		}
+		in := inbound{}
+		f, err := frame.Decode(data)
+		if err != nil {
+			var bad *frame.BadFrameError
+			if !errors.As(err, &bad) {
+				// Bytes that are not a frame end the link without a word.
+				c.srv.metrics.fault("undecodable")
+				c.end(&endReason{status: websocket.StatusUnsupportedData})
+				return
+			}
+			in.bad = bad
+		} else {
+			in.f = f
+			if f.Kind == frame.Commits {
+				select {
+				case c.credits <- struct{}{}:
+				case <-c.ctx.Done():
+					return
+				}
+				in.credit = &frameCredit{c: c}
+			}
+		}
+		select {
+		case c.frames <- in:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *conn) pingLoop() {
+	t := time.NewTicker(c.srv.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ioCtx, c.srv.cfg.PingTimeout)
+		err := c.ws.Ping(ctx)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.end(&endReason{status: websocket.StatusGoingAway})
+			}
+			return
+		}
+		c.lastPong.Store(time.Now().UnixNano())
+	}
+}
+
+func (c *conn) loop() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case in := <-c.frames:
+			c.receive(in)
+		case <-c.wake:
+			c.drain()
+		}
+		// Take whatever else is ready so it leaves in one write burst.
+	more:
+		for i := 0; i < 64; i++ {
+			select {
+			case in := <-c.frames:
+				c.receive(in)
+			case <-c.wake:
+				c.drain()
+			default:
+				break more
+			}
+		}
+		if !c.write() {
+			return
+		}
+	}
+}
+
+func (c *conn) receive(in inbound) {
+	if in.bad != nil {
+		c.link.BadFrame(in.bad.Topic, in.bad.Message)
+		c.events(nil)
+		return
+	}
+	c.link.Receive(in.f)
+	c.events(in.credit)
+}
+
+// drain applies every queued hub message to the link.
+func (c *conn) drain() {
+	c.mu.Lock()
+	q := c.queue
+	c.queue = nil
+	c.queued = 0
+	c.mu.Unlock()
+	for i := range q {
+		c.apply(&q[i])
+	}
+	c.events(nil)
+}
+
+func (c *conn) apply(m *connMsg) {
+	ts := c.topics[m.name]
+	if ts == nil {
+		return
+	}
+	switch m.kind {
+	case msgShare:
+		topic, err := c.link.Share(m.name, m.root, m.want)
+		if err != nil {
+			c.dropTopic(ts)
+			return
+		}
+		ts.topic = topic
+		c.byTopic[topic] = ts
+	case msgDecline:
+		if m.reason == "" || m.reason == protocol.NoDocument {
+			c.link.Decline(m.name)
+		} else {
+			c.link.DeclineWith(m.name, m.reason, m.text)
+		}
+		c.dropTopic(ts)
+	case msgState:
+		if ts.topic != 0 {
+			c.link.SendState(ts.topic, m.data)
+		}
+	case msgCommit:
+		if ts.topic != 0 {
+			if _, err := c.link.Send(ts.topic, m.data, nil); err != nil {
+				c.end(&endReason{fault: protocol.Reason(protocol.ReasonOf(err)), message: err.Error(), status: websocket.StatusPolicyViolation})
+			}
+			c.srv.metrics.delivered(1)
+		}
+	case msgRefuse:
+		if ts.topic != 0 {
+			c.link.Refuse(ts.topic, m.seq, m.reasons)
+		}
+	case msgEnd:
+		if ts.topic != 0 {
+			c.link.Fault(ts.topic, m.reason, m.text)
+		}
+	}
+}
+
+// events carries out what the link asks of the application.
+func (c *conn) events(credit *frameCredit) {
+	if credit != nil {
+		credit.n.Store(1) // ours, released below
+	}
+	for _, ev := range c.link.Events() {
+		switch e := ev.(type) {
+		case link.PeerOpened:
+			c.peerOpened(e)
+		case link.StateWanted:
+			if ts := c.byTopic[e.Topic]; ts != nil {
+				h := ts.hub
+				h.post(func() { h.stateWanted(c) })
+			}
+		case link.CommitsArrived:
+			c.commitArrived(e, credit)
+		case link.StateArrived:
+			c.stateArrived(e)
+		case link.PeerRefused:
+			c.srv.metrics.peerRefused()
+		case link.Ended:
+			if ts := c.byTopic[e.Topic]; ts != nil {
+				c.dropTopic(ts)
+			}
+		case link.LinkEnded:
+			c.end(&endReason{status: websocket.StatusNormalClosure})
+		}
+	}
+	if credit != nil {
+		credit.done()
+	}
+}
+
+func (c *conn) peerOpened(e link.PeerOpened) {
+	if c.topics[e.Name] != nil {
+		return // the link pairs it with the share already under way
+	}
+	h := c.srv.reg.acquire(e.Name)
+	if h == nil {
+		c.link.Decline(e.Name)
+		return
+	}
+	c.topics[e.Name] = &topicState{name: e.Name, hub: h}
+	root, want := e.Root, e.Want
+	h.post(func() { h.open(c, root, want) })
+}
+
+func (c *conn) commitArrived(e link.CommitsArrived, credit *frameCredit) {
+	ts := c.byTopic[e.Topic]
+	if ts == nil {
+		return
+	}
+	c.srv.metrics.received()
+	cm, err := commit.DecodeWithLimits(e.Commit, c.srv.cfg.CommitLimits)
+	if err != nil {
+		c.srv.metrics.refused(err)
+		c.link.Refuse(e.Topic, e.Seq, reasonsOf(err))
+		return
+	}
+	p := &pendingCommit{origin: c.origin, from: c, seq: e.Seq, c: cm, bytes: e.Commit}
+	if credit != nil {
+		credit.n.Add(1)
+		p.credit = credit
+	}
+	h := ts.hub
+	h.post(func() { h.commit(p) })
+}
+
+func (c *conn) stateArrived(e link.StateArrived) {
+	ts := c.byTopic[e.Topic]
+	if ts == nil {
+		return
+	}
+	var st commit.Commit
+	if e.State != nil {
+		var err error
+		st, err = commit.DecodeWithLimits(e.State, c.srv.cfg.CommitLimits)
+		if err != nil {
+			c.link.Fault(e.Topic, protocol.ReasonOf(err), err.Error())
+			c.dropTopic(ts)
+			return
+		}
+	}
+	h := ts.hub
+	h.post(func() { h.stateArrived(c, st) })
+}
+
+// dropTopic forgets a topic and lets its hub go.
+func (c *conn) dropTopic(ts *topicState) {
+	delete(c.topics, ts.name)
+	if ts.topic != 0 {
+		delete(c.byTopic, ts.topic)
+	}
+	h := ts.hub
+	h.post(func() { h.leave(c) })
+	c.srv.reg.release(h)
+}
+
+// write sends every frame the link has ready, one message each.
+func (c *conn) write() bool {
+	for _, f := range c.link.Flush() {
+		var err error
+		c.out, err = frame.Append(c.out[:0], f)
+		if err != nil {
+			c.srv.log.Error("encode frame", "conn", c.id, "err", err)
+			c.end(&endReason{status: websocket.StatusInternalError})
+			return false
+		}
+		ctx, cancel := context.WithTimeout(c.ioCtx, c.srv.cfg.WriteTimeout)
+		err = c.ws.Write(ctx, websocket.MessageBinary, c.out)
+		cancel()
+		if err != nil {
+			c.end(&endReason{fault: ReasonSlowConsumer, status: websocket.StatusPolicyViolation})
+			return false
+		}
+	}
+	if cap(c.out) > 64<<10 {
+		c.out = nil // do not pin a large buffer to an idle link
+	}
+	return true
+}
+
+// close tells every hub this connection is gone, sends the link fault the
+// end reason calls for, and closes the socket with its status.
+func (c *conn) close() {
+	for _, ts := range c.topics {
+		h := ts.hub
+		h.post(func() { h.leave(c) })
+		c.srv.reg.release(h)
+	}
+	c.topics, c.byTopic = nil, nil
+	c.mu.Lock()
+	r := c.endErr
+	c.mu.Unlock()
+	if r == nil {
+		r = &endReason{status: websocket.StatusGoingAway}
+	}
+	if r.fault == ReasonSlowConsumer {
+		// Best effort: the peer hears why before the close.
+		c.link.FaultLink(r.fault, r.message)
+		ctx, cancel := context.WithTimeout(c.ioCtx, time.Second)
+		for _, f := range c.link.Flush() {
+			if b, err := frame.Encode(f); err == nil {
+				if c.ws.Write(ctx, websocket.MessageBinary, b) != nil {
+					break
+				}
+			}
+		}
+		cancel()
+	}
+	switch r.status {
+	case websocket.StatusNoStatusRcvd, websocket.StatusAbnormalClosure, -1:
+		c.ws.CloseNow()
+	default:
+		c.ws.Close(r.status, string(r.fault))
+	}
+	c.srv.conns.Delete(c)
+	c.srv.metrics.connClosed(r)
+}

@@ -1,0 +1,664 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// hub is the one goroutine that owns a document: its replica, its cursor,
+// its members and its subscribers. Everything reaches it through inbox as a
+// function run on the hub goroutine; it never blocks on a socket, the store
+// or the authority (those answer through inbox too).
+type hub struct {
+	name  string
+	srv   *Server
+	inbox   chan func()
+	replies chan func()
+	done    chan struct{}
+	refs  int // guarded by srv.reg.mu
+
+	loaded  bool
+	loadErr error
+	doc     *document.Document
+	cursor  uint64 // last applied
+	durable uint64 // last made durable
+	snapAt  uint64 // cursor of the last stored snapshot
+
+	members map[*conn]*member
+	subs    map[*subscriber]struct{}
+
+	// creator is the member whose state will become this new document; state
+	// requests wait until it has arrived (notes section 12).
+	creator *member
+
+	pending  []*pendingCommit // in arrival order, waiting for a verdict
+	inflight int
+
+	unflushed []applied // applied, not yet durable
+	appending []applied // being made durable now
+	waiting   []waiter  // run once everything applied is durable
+
+	idleTimer *time.Timer
+	idleGen   int
+}
+
+type member struct {
+	c    *conn
+	want bool
+}
+
+type pendingCommit struct {
+	origin  Origin
+	from    *conn // nil for a backend write
+	seq     uint64
+	c       commit.Commit
+	bytes   []byte
+	credit  *frameCredit
+	verdict *Verdict
+	asked   bool
+	result  func(cursor uint64, err error) // backend writes: once durable or refused
+	expect  *uint64     // compare-and-swap cursor for backend writes
+}
+
+type applied struct {
+	rec    store.Record
+	from   *conn
+	seq    uint64
+	result func(uint64, error)
+	credit *frameCredit
+}
+
+func newHub(s *Server, name string) *hub {
+	h := &hub{
+		name:    name,
+		srv:     s,
+		inbox:   make(chan func(), 1024),
+		replies: make(chan func(), 64),
+		done:    make(chan struct{}),
+		members: make(map[*conn]*member),
+		subs:    make(map[*subscriber]struct{}),
+	}
+	s.track(h.run)
+	return h
+}
+
+// post runs fn on the hub goroutine. It blocks while the inbox is full and
+// gives up when the hub has stopped.
+func (h *hub) post(fn func()) bool {
+	select {
+	case h.inbox <- fn:
+		return true
+	case <-h.done:
+		return false
+	}
+}
+
+func (h *hub) run() {
+	defer close(h.done)
+	h.load()
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	h.idleTimer = idle
+	defer idle.Stop()
+	for {
+		select {
+		case fn := <-h.inbox:
+			fn()
+		case fn := <-h.replies:
+			fn()
+		case <-idle.C:
+			if h.unloadable() && h.srv.reg.tryUnload(h) {
+				h.unload()
+				return
+			}
+		case <-h.srv.stopHubs:
+			h.drain()
+			return
+		}
+	}
+}
+
+// load reads the document from the store: its snapshot plus every record
+// after it.
+func (h *hub) load() {
+	h.loadErr = h.loadFrom(h.srv.ctx)
+	if h.loadErr != nil {
+		h.doc = nil
+		h.srv.log.Error("load document", "document", h.name, "err", h.loadErr)
+	}
+}
+
+func (h *hub) loadFrom(ctx context.Context) error {
+	snap, tail, err := h.srv.store.Load(ctx, h.name)
+	if errors.Is(err, store.ErrUnknownDocument) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d := document.New(commit.ID(snap.Root), commit.Kind(snap.RootKind), h.srv.cfg.DocumentLimits)
+	if len(snap.State) > 0 {
+		st, err := commit.Decode(snap.State)
+		if err == nil {
+			_, err = d.Reconcile(st)
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot of %q at %d: %w", h.name, snap.Cursor, err)
+		}
+	}
+	cursor := snap.Cursor
+	for len(tail) > 0 {
+		for _, r := range tail {
+			c, err := commit.Decode(r.Commit)
+			if err == nil {
+				_, err = d.Apply(c)
+			}
+			if err != nil {
+				return fmt.Errorf("record %d of %q: %w", r.Cursor, h.name, err)
+			}
+			cursor = r.Cursor
+		}
+		if tail, err = h.srv.store.Read(ctx, h.name, cursor+1, 0); err != nil {
+			return err
+		}
+	}
+	h.doc = d
+	h.cursor, h.durable, h.snapAt = cursor, cursor, snap.Cursor
+	return nil
+}
+
+func (h *hub) unloadable() bool {
+	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 &&
+		len(h.unflushed) == 0 && len(h.appending) == 0
+}
+
+func (h *hub) maybeIdle() {
+	if h.unloadable() {
+		h.idleTimer.Reset(h.srv.cfg.IdleUnload)
+	}
+}
+
+// unload stores a final snapshot when commits passed since the last one.
+func (h *hub) unload() {
+	if h.doc != nil && h.durable > h.snapAt {
+		h.writeSnapshot(true)
+	}
+}
+
+// drain runs at shutdown: finish what is in flight, then store a snapshot.
+func (h *hub) drain() {
+	deadline := time.After(h.srv.cfg.JudgeTimeout)
+	for len(h.pending) > 0 || len(h.appending) > 0 || len(h.unflushed) > 0 {
+		select {
+		case fn := <-h.inbox:
+			fn()
+		case fn := <-h.replies:
+			fn()
+		case <-deadline:
+			h.srv.log.Warn("shutdown left commits unsettled", "document", h.name, "pending", len(h.pending))
+			return
+		}
+	}
+	h.unload()
+}
+
+// --- opening ---------------------------------------------------------------
+
+// open handles a peer's open for this document on connection c.
+func (h *hub) open(c *conn, peerRoot *frame.Root, want bool) {
+	if h.loadErr != nil {
+		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
+		return
+	}
+	req := OpenRequest{Document: h.name, Identity: c.identity, Exists: h.doc != nil}
+	h.ask(func(reply func(func())) {
+		h.srv.cfg.Authority.MayOpen(req, func(err error) {
+			reply(func() { h.openDecided(c, peerRoot, want, err) })
+		})
+	})
+}
+
+// ask calls an authority method that answers through a callback. An answer
+// given during the call runs at once; a later one comes back through
+// replies, so the authority never runs on, or blocks, the hub goroutine
+// after the call returns.
+func (h *hub) ask(call func(reply func(func()))) {
+	var mu sync.Mutex
+	inCall := true
+	var now func()
+	call(func(fn func()) {
+		mu.Lock()
+		if inCall {
+			now = fn
+			mu.Unlock()
+			return
+		}
+		mu.Unlock()
+		select {
+		case h.replies <- fn:
+		case <-h.done:
+		}
+	})
+	mu.Lock()
+	inCall = false
+	fn := now
+	mu.Unlock()
+	if fn != nil {
+		fn()
+	}
+}
+
+func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
+	if err != nil {
+		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonForbidden, text: err.Error()})
+		return
+	}
+	if h.doc != nil {
+		root, kind := h.doc.Root()
+		h.members[c] = &member{c: c}
+		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
+		return
+	}
+	if peerRoot == nil {
+		c.post(connMsg{kind: msgDecline, name: h.name, reason: protocol.NoDocument})
+		return
+	}
+	// Mint the document from the peer's root and ask for its state.
+	if err := h.persistCreation(*peerRoot); err != nil {
+		h.srv.log.Error("create document", "document", h.name, "err", err)
+		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be created"})
+		return
+	}
+	h.doc = document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits)
+	m := &member{c: c, want: true}
+	h.members[c] = m
+	h.creator = m
+	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
+}
+
+// persistCreation stores an empty snapshot, which creates the document in
+// the store, before its first append can run. It blocks the hub for one
+// write; documents are created rarely.
+func (h *hub) persistCreation(root frame.Root) error {
+	snap := store.Snapshot{Cursor: h.cursor, Root: root.ID, RootKind: uint8(root.Kind)}
+	return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap)
+}
+
+// leave removes c from the members.
+func (h *hub) leave(c *conn) {
+	m := h.members[c]
+	if m == nil {
+		return
+	}
+	delete(h.members, c)
+	if h.creator == m {
+		h.creator = nil
+		h.runWaiting()
+	}
+}
+
+// stateWanted answers a peer's want once everything applied is durable and
+// no initial state is outstanding.
+func (h *hub) stateWanted(c *conn) {
+	if h.members[c] == nil {
+		return
+	}
+	h.whenSettled(func() {
+		if h.members[c] != nil {
+			c.post(connMsg{kind: msgState, name: h.name, data: h.snapshotBytes()})
+		}
+	})
+}
+
+// waiter is work that must see the replica equal to what is durable (and,
+// with idle, with no commit waiting for a verdict either).
+type waiter struct {
+	idle bool
+	fn   func()
+}
+
+func (h *hub) settled() bool {
+	return h.creator == nil && len(h.unflushed) == 0 && len(h.appending) == 0
+}
+
+func (h *hub) whenSettled(fn func()) { h.wait(waiter{fn: fn}) }
+func (h *hub) whenIdle(fn func())    { h.wait(waiter{idle: true, fn: fn}) }
+
+func (h *hub) wait(w waiter) {
+	if h.settled() && (!w.idle || len(h.pending) == 0) && len(h.waiting) == 0 {
+		w.fn()
+		return
+	}
+	h.waiting = append(h.waiting, w)
+}
+
+// runWaiting runs waiters in order while their condition holds.
+func (h *hub) runWaiting() {
+	for len(h.waiting) > 0 && h.settled() {
+		w := h.waiting[0]
+		if w.idle && len(h.pending) > 0 {
+			return
+		}
+		h.waiting = h.waiting[1:]
+		w.fn()
+	}
+}
+
+func (h *hub) snapshotBytes() []byte {
+	if h.doc == nil {
+		return nil
+	}
+	s := h.doc.Snapshot()
+	if len(s.Deltas) == 0 {
+		return nil
+	}
+	b, err := commit.Encode(s)
+	if err != nil {
+		// A document that applied only valid commits always encodes.
+		panic(fmt.Sprintf("gateway: snapshot of %q does not encode: %v", h.name, err))
+	}
+	return b
+}
+
+// stateArrived applies the state the creator sent, as a landed commit.
+func (h *hub) stateArrived(c *conn, st commit.Commit) {
+	m := h.members[c]
+	if m == nil || h.creator != m {
+		return
+	}
+	h.creator = nil
+	diff, err := h.doc.Reconcile(st)
+	if err != nil {
+		c.post(connMsg{kind: msgEnd, name: h.name, reason: protocol.ReasonOf(err), text: err.Error()})
+		h.runWaiting()
+		return
+	}
+	if len(diff.Deltas) > 0 {
+		b, err := commit.Encode(diff)
+		if err != nil {
+			panic(fmt.Sprintf("gateway: reconcile diff does not encode: %v", err))
+		}
+		h.landed(applied{rec: store.Record{Commit: b, Origin: c.origin.ID}, from: c})
+	}
+	h.runWaiting()
+}
+
+// --- commits ---------------------------------------------------------------
+
+// commit queues a commit from a link or a backend for its verdict.
+func (h *hub) commit(p *pendingCommit) {
+	switch {
+	case h.doc == nil:
+		h.settle(p, protocol.Errorf(protocol.NoDocument, "the document does not exist"))
+		return
+	case len(h.pending)+len(h.unflushed)+len(h.appending) >= h.srv.cfg.MaxPendingPerDocument:
+		h.settle(p, protocol.Errorf(protocol.TooManyPendingCommit, "the document has too many commits waiting; retry later"))
+		return
+	}
+	h.pending = append(h.pending, p)
+	h.askMore()
+}
+
+// askMore asks the authority about pending commits up to the in-flight bound.
+func (h *hub) askMore() {
+	for _, p := range h.pending {
+		if h.inflight >= h.srv.cfg.MaxInFlightVerdicts {
+			return
+		}
+		if p.verdict != nil || p.asked {
+			continue
+		}
+		p.asked = true
+		h.inflight++
+		h.judge(p)
+	}
+}
+
+// judge asks the authority about p, refusing with authority-timeout when no
+// verdict comes within JudgeTimeout.
+func (h *hub) judge(p *pendingCommit) {
+	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: h.doc.Paths(p.c)}
+	var timer *time.Timer
+	h.ask(func(reply func(func())) {
+		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
+			reply(func() {
+				if timer != nil {
+					timer.Stop()
+				}
+				h.verdict(p, v)
+			})
+		})
+	})
+	if p.verdict == nil {
+		timer = time.AfterFunc(h.srv.cfg.JudgeTimeout, func() {
+			h.post(func() {
+				h.verdict(p, Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"))
+			})
+		})
+	}
+}
+
+// verdict records the authority's answer and applies what is now in order.
+func (h *hub) verdict(p *pendingCommit, v Verdict) {
+	if p.verdict != nil {
+		return
+	}
+	p.verdict = &v
+	h.inflight--
+	for len(h.pending) > 0 && h.pending[0].verdict != nil {
+		q := h.pending[0]
+		h.pending[0] = nil
+		h.pending = h.pending[1:]
+		h.apply(q)
+	}
+	h.askMore()
+	h.runWaiting()
+}
+
+func (h *hub) apply(p *pendingCommit) {
+	if !p.verdict.Accepted() {
+		h.settle(p, &refusal{reasons: p.verdict.Reasons})
+		return
+	}
+	if p.expect != nil && *p.expect != h.cursor {
+		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.cursor})
+		return
+	}
+	if _, err := h.doc.Apply(p.c); err != nil {
+		h.settle(p, err)
+		return
+	}
+	h.landed(applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, from: p.from, seq: p.seq, result: p.result, credit: p.credit})
+}
+
+// landed gives an applied commit its cursor and queues it for the store.
+func (h *hub) landed(a applied) {
+	h.cursor++
+	a.rec.Cursor = h.cursor
+	h.unflushed = append(h.unflushed, a)
+	h.flush()
+}
+
+// flush starts one store append for everything unflushed, unless one is
+// already running: the store's group commit gathers appends across
+// documents, and each hub keeps one in flight.
+func (h *hub) flush() {
+	if len(h.appending) > 0 || len(h.unflushed) == 0 {
+		return
+	}
+	batch := h.unflushed
+	h.unflushed = nil
+	h.appending = batch
+	recs := make([]store.Record, len(batch))
+	for i, a := range batch {
+		recs[i] = a.rec
+	}
+	name, st, ctx := h.name, h.srv.store, h.srv.ctx
+	h.srv.track(func() {
+		err := st.Append(ctx, name, recs)
+		h.post(func() { h.appended(err) })
+	})
+}
+
+// appended fans out a batch the store made durable, or refuses it.
+func (h *hub) appended(err error) {
+	batch := h.appending
+	h.appending = nil
+	if err != nil {
+		h.storeFailed(batch, err)
+		return
+	}
+	for _, a := range batch {
+		h.durable = a.rec.Cursor
+		h.deliver(a)
+		if a.result != nil {
+			a.result(a.rec.Cursor, nil)
+		}
+		if a.credit != nil {
+			a.credit.done()
+		}
+	}
+	for s := range h.subs {
+		s.notify()
+	}
+	h.srv.metrics.applied(len(batch))
+	if h.durable-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && len(h.unflushed) == 0 {
+		h.writeSnapshot(false)
+	}
+	h.flush()
+	h.runWaiting()
+}
+
+// storeFailed refuses every commit that was applied but not made durable,
+// then rebuilds the replica from the store so it matches what is stored.
+func (h *hub) storeFailed(batch []applied, err error) {
+	h.srv.log.Error("store append failed", "document", h.name, "err", err)
+	e := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not store the commit; retry later")
+	all := append(batch, h.unflushed...)
+	h.unflushed = nil
+	for _, a := range all {
+		h.refuseApplied(a, e)
+	}
+	h.doc, h.loadErr = nil, nil
+	h.load()
+	if h.loadErr != nil {
+		h.srv.log.Error("reload after store failure", "document", h.name, "err", h.loadErr)
+	}
+	h.runWaiting()
+}
+
+func (h *hub) refuseApplied(a applied, err error) {
+	if a.from != nil && a.seq != 0 {
+		a.from.post(connMsg{kind: msgRefuse, name: h.name, seq: a.seq, reasons: reasonsOf(err)})
+	}
+	if a.result != nil {
+		a.result(0, err)
+	}
+	if a.credit != nil {
+		a.credit.done()
+	}
+}
+
+// deliver sends a durable commit to every member but its origin, and to
+// every subscriber.
+func (h *hub) deliver(a applied) {
+	for c := range h.members {
+		if c == a.from {
+			continue
+		}
+		c.post(connMsg{kind: msgCommit, name: h.name, data: a.rec.Commit})
+	}
+}
+
+// settle ends a commit that will not land: the origin link hears refused.
+func (h *hub) settle(p *pendingCommit, err error) {
+	h.srv.metrics.refused(err)
+	if p.from != nil {
+		p.from.post(connMsg{kind: msgRefuse, name: h.name, seq: p.seq, reasons: reasonsOf(err)})
+	}
+	if p.result != nil {
+		p.result(0, err)
+	}
+	if p.credit != nil {
+		p.credit.done()
+	}
+}
+
+func (h *hub) writeSnapshot(wait bool) {
+	root, kind := h.doc.Root()
+	snap := store.Snapshot{Cursor: h.durable, State: h.snapshotBytes(), Root: root, RootKind: uint8(kind)}
+	h.snapAt = h.durable
+	put := func() error { return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap) }
+	if wait {
+		if err := put(); err != nil {
+			h.srv.log.Error("store snapshot", "document", h.name, "err", err)
+		}
+		return
+	}
+	h.appendWait(put)
+}
+
+// appendWait runs a store call off the hub goroutine and logs its failure.
+func (h *hub) appendWait(fn func() error) {
+	name, log := h.name, h.srv.log
+	h.srv.track(func() {
+		if err := fn(); err != nil {
+			log.Error("store", "document", name, "err", err)
+		}
+	})
+}
+
+// CursorMismatch refuses a compare-and-swap write whose expected cursor is
+// not the document's.
+type CursorMismatch struct{ Expected, Actual uint64 }
+
+func (e *CursorMismatch) Error() string {
+	return fmt.Sprintf("cursor-mismatch: expected %d, document is at %d", e.Expected, e.Actual)
+}
+
+// refusal is an authority's refusal, kept as the reasons it gave.
+type refusal struct{ reasons []frame.Reason }
+
+func (r *refusal) Error() string {
+	if len(r.reasons) == 0 {
+		return "refused"
+	}
+	return r.reasons[0].Code + ": " + r.reasons[0].Message
+}
+
+// reasonsOf turns a refusal into the reasons of a refused frame.
+func reasonsOf(err error) []frame.Reason {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r.reasons
+	}
+	var many interface{ Reasons() []*protocol.Error }
+	if errors.As(err, &many) {
+		out := make([]frame.Reason, 0, len(many.Reasons()))
+		for _, e := range many.Reasons() {
+			out = append(out, frame.Reason{Code: string(e.Reason), Message: e.Message, Path: e.Path})
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return []frame.Reason{{Code: string(pe.Reason), Message: pe.Message, Path: pe.Path}}
+	}
+	var cm *CursorMismatch
+	if errors.As(err, &cm) {
+		return []frame.Reason{{Code: string(ReasonCursorMismatch), Message: cm.Error()}}
+	}
+	return []frame.Reason{{Code: string(ReasonInternal), Message: "the gateway could not apply the commit"}}
+}
+

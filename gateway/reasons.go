@@ -1,0 +1,25 @@
+package gateway
+
+import "github.com/weftgate/weftgate/protocol"
+
+// The gateway's own reasons. They are few and stable; README.md lists them
+// with what a client should do.
+const (
+	// ReasonSlowConsumer ends a link (fault on topic 0, close 1008) whose
+	// socket did not keep up with its documents. Reconnect; the state is
+	// resent.
+	ReasonSlowConsumer protocol.Reason = "slow-consumer"
+	// ReasonShutdown ends every link when the gateway stops (close 1001).
+	ReasonShutdown protocol.Reason = "shutdown"
+	// ReasonClosed is the local end of a link whose socket went away.
+	ReasonClosed protocol.Reason = "closed"
+	// ReasonForbidden answers an open the authority did not allow.
+	ReasonForbidden protocol.Reason = "forbidden"
+	// ReasonStoreUnavailable refuses a commit the store could not make
+	// durable, and an open of a document that could not be loaded. Retry.
+	ReasonStoreUnavailable protocol.Reason = "store-unavailable"
+	// ReasonCursorMismatch refuses a compare-and-swap write.
+	ReasonCursorMismatch protocol.Reason = "cursor-mismatch"
+	// ReasonInternal refuses a commit the gateway failed on; a defect.
+	ReasonInternal protocol.Reason = "internal"
+)

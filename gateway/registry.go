@@ -1,0 +1,64 @@
+package gateway
+
+import "sync"
+
+// registry finds or starts the hub of a document. A hub lives while anyone
+// holds a reference (a link topic, a subscriber, a backend call) and for
+// IdleUnload after the last one lets go; it unloads only with the registry
+// lock held and no references, so a lookup never gets a hub that is going.
+type registry struct {
+	mu      sync.Mutex
+	hubs    map[string]*hub
+	closing bool
+	start   func(name string) *hub
+}
+
+// acquire returns the running hub for name with one more reference, or nil
+// when the server is shutting down.
+func (r *registry) acquire(name string) *hub {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return nil
+	}
+	h := r.hubs[name]
+	if h == nil {
+		h = r.start(name)
+		r.hubs[name] = h
+	}
+	h.refs++
+	return h
+}
+
+// release drops one reference; the hub is told when it reaches zero so it
+// can start its idle timer.
+func (r *registry) release(h *hub) {
+	r.mu.Lock()
+	h.refs--
+	idle := h.refs == 0
+	r.mu.Unlock()
+	if idle {
+		h.post(func() { h.maybeIdle() })
+	}
+}
+
+// tryUnload removes h if nobody holds it. It reports whether h may stop.
+func (r *registry) tryUnload(h *hub) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h.refs > 0 || r.hubs[h.name] != h {
+		return false
+	}
+	delete(r.hubs, h.name)
+	return true
+}
+
+func (r *registry) all() []*hub {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*hub, 0, len(r.hubs))
+	for _, h := range r.hubs {
+		out = append(out, h)
+	}
+	return out
+}

@@ -1,0 +1,185 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/gateway/requests"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol/link"
+)
+
+// ErrClosed is returned by calls made after Shutdown began.
+var ErrClosed = errors.New("gateway: shutting down")
+
+// Server is the gateway: an http.Handler that upgrades aweft WebSockets, and
+// the owner of every document hub. Its methods are safe for concurrent use.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   store.Store
+	gate    *admission.Gate
+	metrics *Metrics
+	reg     registry
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	stopHubs chan struct{}
+
+	wg       sync.WaitGroup
+	closing  atomic.Bool
+	conns    sync.Map // *conn -> struct{}
+	connWG   sync.WaitGroup
+	nextConn atomic.Uint64
+	paths    map[string]bool
+	ownStore bool
+}
+
+// New returns a Server for cfg; the zero Config works.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		store:    cfg.Store,
+		metrics:  newMetrics(),
+		stopHubs: make(chan struct{}),
+		paths:    map[string]bool{},
+	}
+	if s.store == nil {
+		s.store = store.NewMemory()
+		s.ownStore = true
+	}
+	s.gate = admission.New(cfg.Admission)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.reg = registry{hubs: map[string]*hub{}, start: func(name string) *hub { return newHub(s, name) }}
+	for _, p := range cfg.Paths {
+		s.paths[p] = true
+	}
+	return s, nil
+}
+
+// Metrics returns the server's counters.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// track runs fn in a goroutine that Shutdown waits for.
+func (s *Server) track(fn func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+}
+
+// ServeHTTP upgrades an aweft WebSocket on one of the configured paths.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.paths[r.URL.Path] {
+		http.NotFound(w, r)
+		return
+	}
+	if s.closing.Load() {
+		admission.WriteRefusal(w, &admission.Refusal{Status: http.StatusServiceUnavailable, RetryAfter: time.Second,
+			Reasons: []admission.Reason{{Code: string(ReasonShutdown), Message: "the gateway is shutting down"}}})
+		return
+	}
+	id, ok := s.gate.Admit(w, r)
+	if !ok {
+		return
+	}
+	opts := &websocket.AcceptOptions{
+		// The Origin rule already ran in admission, with the allow-list.
+		InsecureSkipVerify: true,
+		CompressionMode:    websocket.CompressionDisabled,
+	}
+	if s.cfg.Compression {
+		opts.CompressionMode = websocket.CompressionContextTakeover
+	}
+	ws, err := websocket.Accept(w, r, opts)
+	if err != nil {
+		return // Accept wrote the HTTP error
+	}
+	ws.SetReadLimit(s.cfg.MaxMessageBytes)
+	s.connWG.Add(1)
+	defer s.connWG.Done()
+	if s.closing.Load() {
+		ws.Close(websocket.StatusGoingAway, string(ReasonShutdown))
+		return
+	}
+	c := s.newConn(ws, id, r)
+	s.conns.Store(c, struct{}{})
+	s.metrics.Connections.Add(1)
+	s.metrics.ConnsTotal.Add(1)
+	c.serve()
+}
+
+func (s *Server) newConn(ws *websocket.Conn, id admission.Identity, r *http.Request) *conn {
+	n := s.nextConn.Add(1)
+	c := &conn{
+		srv:      s,
+		ws:       ws,
+		id:       "c" + strconv.FormatUint(n, 10),
+		identity: id,
+		frames:   make(chan inbound, 16),
+		credits:  make(chan struct{}, s.cfg.MaxFramesInFlight),
+		wake:     make(chan struct{}, 1),
+		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink}),
+		topics:   map[string]*topicState{},
+		byTopic:  map[uint64]*topicState{},
+	}
+	c.origin = Origin{Kind: "link", ID: c.id, Identity: id}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c.ioCtx, c.ioCancel = context.WithCancel(context.Background())
+	send := func(b []byte) error { return ws.Write(c.ioCtx, websocket.MessageText, b) }
+	c.calls = requests.NewChannel(s.cfg.Calls, id, send)
+	return c
+}
+
+// Shutdown stops accepting, ends every link with 1001 (going away), lets
+// every hub settle what is in flight and store a snapshot, and returns when
+// every goroutine has finished or ctx ends. The store, when it was given in
+// Config, stays open for the caller to close.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.closing.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	s.conns.Range(func(k, _ any) bool {
+		k.(*conn).end(&endReason{fault: ReasonShutdown, message: "the gateway is going away", status: websocket.StatusGoingAway})
+		return true
+	})
+	if err := waitCtx(ctx, &s.connWG); err != nil {
+		return err
+	}
+	s.reg.mu.Lock()
+	s.reg.closing = true
+	s.reg.mu.Unlock()
+	close(s.stopHubs)
+	err := waitCtx(ctx, &s.wg)
+	s.cancel()
+	if s.ownStore {
+		s.store.Close()
+	}
+	return err
+}
+
+func waitCtx(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
