@@ -19,12 +19,12 @@ import (
 // function run on the hub goroutine; it never blocks on a socket, the store
 // or the authority (those answer through inbox too).
 type hub struct {
-	name  string
-	srv   *Server
+	name    string
+	srv     *Server
 	inbox   chan func()
 	replies chan func()
 	done    chan struct{}
-	refs  int // guarded by srv.reg.mu
+	refs    int // guarded by srv.reg.mu
 
 	loaded  bool
 	loadErr error
@@ -66,7 +66,7 @@ type pendingCommit struct {
 	verdict *Verdict
 	asked   bool
 	result  func(cursor uint64, err error) // backend writes: once durable or refused
-	expect  *uint64     // compare-and-swap cursor for backend writes
+	expect  *uint64                        // compare-and-swap cursor for backend writes
 }
 
 type applied struct {
@@ -661,4 +661,3 @@ func reasonsOf(err error) []frame.Reason {
 	}
 	return []frame.Reason{{Code: string(ReasonInternal), Message: "the gateway could not apply the commit"}}
 }
-
