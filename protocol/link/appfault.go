@@ -1,6 +1,8 @@
 package link
 
 import (
+	"fmt"
+
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -15,7 +17,7 @@ func (l *Link) DeclineWith(name string, r protocol.Reason, message string) error
 	}
 	t := l.byName[name]
 	if t == nil || t.ours != 0 {
-		return ErrNotPending
+		return fmt.Errorf("%w: %q", ErrNotPending, name)
 	}
 	l.fault(t.peer, r, message)
 	l.drop(t)

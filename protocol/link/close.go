@@ -2,7 +2,6 @@ package link
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/weftgate/weftgate/protocol"
 )
@@ -13,8 +12,6 @@ func (l *Link) FaultLink(reason protocol.Reason, message string) {
 	if l.ended {
 		return
 	}
-	reason = protocol.Reason(strings.ToValidUTF8(string(reason), "\uFFFD"))
-	message = strings.ToValidUTF8(message, "\uFFFD")
 	l.fault(0, reason, message)
 	l.close(reason, message, false)
 }

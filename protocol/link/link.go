@@ -1,6 +1,8 @@
 package link
 
 import (
+	"strings"
+
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -99,8 +101,11 @@ func (l *Link) send(f frame.Frame) {
 	l.body = 0
 }
 
+// fault sends a fault. Its text comes from the application as often as
+// from us, and a frame carries only UTF-8.
 func (l *Link) fault(topic uint64, r protocol.Reason, msg string) {
-	l.send(frame.Frame{Kind: frame.Fault, Topic: topic, Reason: string(r), Message: msg})
+	l.send(frame.Frame{Kind: frame.Fault, Topic: topic,
+		Reason: strings.ToValidUTF8(string(r), "\uFFFD"), Message: strings.ToValidUTF8(msg, "\uFFFD")})
 }
 
 // drop forgets t at this end without a word.

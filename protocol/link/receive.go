@@ -2,7 +2,7 @@ package link
 
 import (
 	"fmt"
-	"strings"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -125,7 +125,6 @@ func (l *Link) BadFrame(topic uint64, message string) {
 	if topic > frame.MaxNumber {
 		topic = 0
 	}
-	message = strings.ToValidUTF8(message, "\uFFFD")
 	l.fault(topic, protocol.BadFrame, message)
 	if topic == 0 {
 		l.close(protocol.BadFrame, message, false)
@@ -220,6 +219,7 @@ func (l *Link) recvCommits(f frame.Frame) {
 	if t == nil {
 		return
 	}
+	l.events = slices.Grow(l.events, len(f.Commits))
 	for i, c := range f.Commits {
 		l.emit(CommitsArrived{Topic: t.ours, Seq: f.First + uint64(i), Commit: c})
 	}

@@ -42,11 +42,15 @@ func (s *script) run(t *testing.T, file string, line int, cmd string) []string {
 		}
 		return f[i]
 	}
-	rest := func(i int) string {
+	rest := func(i int) string { // the rest of the line, with Go escapes
 		if i >= len(f) {
 			return ""
 		}
-		return strings.Join(f[i:], " ")
+		s, err := strconv.Unquote(`"` + strings.ReplaceAll(strings.Join(f[i:], " "), `"`, `\"`) + `"`)
+		if err != nil {
+			bad()
+		}
+		return s
 	}
 	has := func(i int, word string) bool { return len(f) > i && f[i] == word }
 	switch f[0] {
@@ -85,6 +89,10 @@ func (s *script) run(t *testing.T, file string, line int, cmd string) []string {
 		return result(n, err)
 	case "decline":
 		return result(0, s.l.Decline(arg(1)))
+	case "declinewith":
+		return result(0, s.l.DeclineWith(arg(1), protocol.Reason(arg(2)), rest(3)))
+	case "fault":
+		return result(0, s.l.Fault(num(1), protocol.Reason(arg(2)), rest(3)))
 	case "state":
 		return result(0, s.l.SendState(num(1), parseBytes(arg(2))))
 	case "refuse":

@@ -69,16 +69,7 @@ func (l *Link) Share(name string, root *frame.Root, want bool) (uint64, error) {
 // Decline answers a waiting PeerOpened with fault no-document: we do not
 // hold the name and will not share it.
 func (l *Link) Decline(name string) error {
-	if l.ended {
-		return ErrEnded
-	}
-	t := l.byName[name]
-	if t == nil || t.ours != 0 {
-		return fmt.Errorf("%w: %q", ErrNotPending, name)
-	}
-	l.fault(t.peer, protocol.NoDocument, fmt.Sprintf("%q is not held here", name))
-	l.drop(t)
-	return nil
+	return l.DeclineWith(name, protocol.NoDocument, fmt.Sprintf("%q is not held here", name))
 }
 
 // mismatch says why two roots for one name cannot be one document.
