@@ -152,7 +152,7 @@ func TestJSONNumbers(t *testing.T) {
 
 func TestFloatValueNormalises(t *testing.T) {
 	if FloatValue(3) != IntValue(3) || FloatValue(math.Copysign(0, -1)) != IntValue(0) ||
-		FloatValue(1<<53) != IntValue(1<<53) || FloatValue(-(1 << 53)) != IntValue(-1<<53) {
+		FloatValue(1<<53) != IntValue(1<<53) || FloatValue(-(1<<53)) != IntValue(-1<<53) {
 		t.Fatal("whole floats within 2^53 are not Ints")
 	}
 	if v := FloatValue(1<<53 + 2); v.Type != Float {

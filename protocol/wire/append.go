@@ -51,6 +51,12 @@ func ValidFloat(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 // AppendBytes writes a byte string.
 func AppendBytes(b, v []byte) []byte { return append(appendHead(b, majorBytes, uint64(len(v))), v...) }
 
+// AppendByteString writes a byte string held in a Go string, as commit
+// values and keys hold them, without converting it.
+func AppendByteString(b []byte, s string) []byte {
+	return append(appendHead(b, majorBytes, uint64(len(s))), s...)
+}
+
 // AppendText writes a text string. It does not check UTF-8.
 func AppendText(b []byte, s string) []byte {
 	return append(appendHead(b, majorText, uint64(len(s))), s...)

@@ -41,6 +41,7 @@ func TestAppendShortestHeads(t *testing.T) {
 		{AppendBytes(nil, []byte{1, 2}), "420102"},
 		{AppendBytes(nil, make([]byte, 24))[:2], "5818"},
 		{AppendBytes(nil, make([]byte, 256))[:3], "590100"},
+		{AppendByteString(nil, "\x01\x02"), "420102"},
 		{AppendText(nil, ""), "60"},
 		{AppendText(nil, "é"), "62c3a9"},
 		{AppendArray(nil, 0), "80"},
