@@ -165,8 +165,8 @@ func (c *conn) serve() {
 	c.calls.Ready()
 	c.loop()
 	c.cancel()
+	c.close() // the socket is closed, so a call's answer cannot hang Close
 	c.calls.Close()
-	c.close()
 	c.ioCancel()
 	wg.Wait()
 }
@@ -187,7 +187,7 @@ func (c *conn) readLoop() {
 			return
 		}
 		if typ == websocket.MessageText {
-			if err := c.calls.Handle(data); err != nil {
+			if err := c.calls.Handle(data); errors.Is(err, requests.ErrViolation) {
 				c.end(&endReason{status: websocket.StatusUnsupportedData})
 				return
 			}

@@ -641,10 +641,10 @@ func reasonsOf(err error) []frame.Reason {
 	if errors.As(err, &r) {
 		return r.reasons
 	}
-	var many interface{ Reasons() []*protocol.Error }
+	var many *document.Refusal
 	if errors.As(err, &many) {
-		out := make([]frame.Reason, 0, len(many.Reasons()))
-		for _, e := range many.Reasons() {
+		out := make([]frame.Reason, 0, len(many.Reasons))
+		for _, e := range many.Reasons {
 			out = append(out, frame.Reason{Code: string(e.Reason), Message: e.Message, Path: e.Path})
 		}
 		if len(out) > 0 {

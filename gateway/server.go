@@ -138,7 +138,11 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity, r *http.Requ
 	c.origin = Origin{Kind: "link", ID: c.id, Identity: id}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.ioCtx, c.ioCancel = context.WithCancel(context.Background())
-	send := func(b []byte) error { return ws.Write(c.ioCtx, websocket.MessageText, b) }
+	send := func(b []byte) error {
+		ctx, cancel := context.WithTimeout(c.ioCtx, s.cfg.WriteTimeout)
+		defer cancel()
+		return ws.Write(ctx, websocket.MessageText, b)
+	}
 	c.calls = requests.NewChannel(s.cfg.Calls, id, send)
 	return c
 }

@@ -1,0 +1,3 @@
+package gateway_test
+
+func runChild() bool { return false }
