@@ -68,7 +68,9 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func newDoc() *document.Document { return document.New(commit.NewID(), commit.Object, document.Limits{}) }
+func newDoc() *document.Document {
+	return document.New(commit.NewID(), commit.Object, document.Limits{})
+}
 
 func set(d *peer.Doc, key string, v commit.Value) (uint64, error) {
 	root, _ := d.Root()
