@@ -5,14 +5,14 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // Two links wired back to back through the real frame codec, each end with
-// a "document" that is an ordered list of commits. Frames cross in random
+// a document (model_test.go): an ordered list of commits, or a real
+// protocol/document through the commit codec. Frames cross in random
 // bursts, so opens, commits and states interleave in every order.
 
 type scenario struct {
@@ -46,30 +46,34 @@ type end struct {
 	resync   bool
 	holds    bool
 	topic    uint64
-	waiting  bool     // our own want is outstanding: we do not write
-	doc      []string // the document: commits in the order applied
-	sent     []string // sent[seq-1]
-	liveAt   int      // how many commits were sent before live
-	arrived  []string // "seq:commit" for every CommitsArrived
-	refused  []uint64 // seqs we refused, in order
-	reported []uint64 // seqs the peer refused, in order
+	waiting  bool // our own want is outstanding: we do not write
+	doc      model
+	sent     []string    // sent[seq-1]: the key
+	bytes    [][2][]byte // the commit and undo sent under each seq
+	liveAt   int         // how many commits were sent before live
+	arrived  []string    // "seq:commit" for every CommitsArrived
+	refused  []uint64    // seqs we refused, in order
+	reported []uint64    // seqs the peer refused, in order
 	ended    int
 	inbox    []frame.Frame
 	other    *end
 }
 
 func TestConverge(t *testing.T) {
-	for _, sc := range scenarios {
-		for seed := uint64(1); seed <= 200; seed++ {
-			t.Run(fmt.Sprintf("%s/%d", sc.name, seed), func(t *testing.T) { converge(t, sc, seed) })
+	models := map[string]func([]string) model{"list": newList, "document": newDoc}
+	for _, m := range []string{"list", "document"} {
+		for _, sc := range scenarios {
+			for seed := uint64(1); seed <= 100; seed++ {
+				t.Run(fmt.Sprintf("%s/%s/%d", m, sc.name, seed), func(t *testing.T) { converge(t, sc, models[m], seed) })
+			}
 		}
 	}
 }
 
-func converge(t *testing.T, sc scenario, seed uint64) {
+func converge(t *testing.T, sc scenario, newModel func([]string) model, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 7))
-	a := &end{name: "A", sc: sc, want: sc.wantA, holds: sc.docA != nil, doc: slices.Clone(sc.docA)}
-	b := &end{name: "B", sc: sc, want: sc.wantB, resync: sc.resyncB, holds: sc.docB != nil, doc: slices.Clone(sc.docB)}
+	a := &end{name: "A", sc: sc, want: sc.wantA, holds: sc.docA != nil, doc: newModel(sc.docA)}
+	b := &end{name: "B", sc: sc, want: sc.wantB, resync: sc.resyncB, holds: sc.docB != nil, doc: newModel(sc.docB)}
 	a.other, b.other = b, a
 	for _, e := range []*end{a, b} {
 		e.l, e.r = New(Config{Window: sc.window}), r
@@ -98,13 +102,17 @@ func converge(t *testing.T, sc scenario, seed uint64) {
 		}
 	}
 	if sc.sameEverywhere {
-		da, db := slices.Sorted(slices.Values(a.doc)), slices.Sorted(slices.Values(b.doc))
-		if !slices.Equal(da, db) {
-			t.Fatalf("documents differ:\nA %v\nB %v", a.doc, b.doc)
+		ka, kb := a.doc.keys(), b.doc.keys()
+		if !slices.Equal(ka, kb) {
+			t.Fatalf("documents differ:\nA %v\nB %v", ka, kb)
+		}
+		// A real document's state is canonical: equal documents, equal bytes.
+		if _, real := a.doc.(*docModel); real && !reflect.DeepEqual(a.doc.state(), b.doc.state()) {
+			t.Fatalf("states differ:\nA %q\nB %q", a.doc.state(), b.doc.state())
 		}
 		for _, g := range append(sc.docA, sc.docB...) {
-			if !slices.Contains(a.doc, g) {
-				t.Fatalf("the starting commit %s was lost: %v", g, a.doc)
+			if !slices.Contains(ka, g) {
+				t.Fatalf("the starting commit %s was lost: %v", g, ka)
 			}
 		}
 	}
@@ -148,13 +156,14 @@ func (e *end) write(t *testing.T) {
 	if e.topic == 0 || e.waiting {
 		return
 	}
-	c := fmt.Sprintf("%s%d", e.name, len(e.sent)+1)
-	seq, err := e.l.Send(e.topic, []byte(c), []byte("undo "+c))
+	key := fmt.Sprintf("%s%d", e.name, len(e.sent)+1)
+	c, undo := e.doc.write(key)
+	seq, err := e.l.Send(e.topic, c, undo)
 	if err != nil || seq != uint64(len(e.sent)+1) {
-		t.Fatalf("%s: send %s: seq %d, %v", e.name, c, seq, err)
+		t.Fatalf("%s: send %s: seq %d, %v", e.name, key, seq, err)
 	}
-	e.sent = append(e.sent, c)
-	e.doc = append(e.doc, c)
+	e.sent = append(e.sent, key)
+	e.bytes = append(e.bytes, [2][]byte{c, undo})
 	e.handle(t)
 }
 
@@ -207,17 +216,16 @@ func (e *end) event(t *testing.T, ev Event) {
 	case Live:
 		e.liveAt = len(e.sent)
 	case StateWanted:
-		if err := e.l.SendState(ev.Topic, []byte(strings.Join(e.doc, ","))); err != nil {
+		if err := e.l.SendState(ev.Topic, e.doc.state()); err != nil {
 			t.Fatal(err)
 		}
 	case StateArrived:
-		e.doc = nil
-		if ev.State != nil {
-			e.doc = strings.Split(string(ev.State), ",")
+		if err := e.doc.setState(ev.State); err != nil {
+			t.Fatalf("%s: state: %v", e.name, err)
 		}
 		e.waiting = false
 	case CommitsArrived:
-		e.arrived = append(e.arrived, fmt.Sprintf("%d:%s", ev.Seq, ev.Commit))
+		e.arrived = append(e.arrived, fmt.Sprintf("%d:%x", ev.Seq, ev.Commit))
 		if e.sc.refuse && e.r.IntN(8) == 0 {
 			e.refused = append(e.refused, ev.Seq)
 			if err := e.l.Refuse(ev.Topic, ev.Seq, []frame.Reason{{Code: "no", Message: "test"}}); err != nil {
@@ -225,7 +233,9 @@ func (e *end) event(t *testing.T, ev Event) {
 			}
 			return
 		}
-		e.doc = append(e.doc, string(ev.Commit))
+		if err := e.doc.apply(ev.Commit); err != nil {
+			t.Fatalf("%s: apply: %v", e.name, err)
+		}
 	case PeerRefused:
 		e.reported = append(e.reported, ev.Seq)
 		e.refusedByPeer(t, ev)
@@ -250,15 +260,13 @@ func (e *end) refusedByPeer(t *testing.T, ev PeerRefused) {
 	if !inside {
 		return
 	}
-	c := e.sent[seq-1]
-	if string(ev.Commit) != c || string(ev.Undo) != "undo "+c {
-		t.Fatalf("%s: refusal of seq %d carries %q/%q, sent %q", e.name, seq, ev.Commit, ev.Undo, c)
+	sent := e.bytes[seq-1]
+	if !reflect.DeepEqual(ev.Commit, sent[0]) || !reflect.DeepEqual(ev.Undo, sent[1]) {
+		t.Fatalf("%s: refusal of seq %d carries %q/%q, sent %q/%q", e.name, seq, ev.Commit, ev.Undo, sent[0], sent[1])
 	}
-	i := slices.Index(e.doc, c)
-	if i < 0 {
-		t.Fatalf("%s: refused %s is not in %v", e.name, c, e.doc)
+	if err := e.doc.undo(ev.Undo); err != nil {
+		t.Fatalf("%s: undo seq %d: %v", e.name, seq, err)
 	}
-	e.doc = slices.Delete(e.doc, i, i+1)
 }
 
 // covered is how many of our commits a state covered: those sent before
@@ -276,7 +284,7 @@ func (e *end) checkArrived(t *testing.T) {
 	o := e.other
 	var want []string
 	for i := o.covered(); i < len(o.sent); i++ {
-		want = append(want, fmt.Sprintf("%d:%s", i+1, o.sent[i]))
+		want = append(want, fmt.Sprintf("%d:%x", i+1, o.bytes[i][0]))
 	}
 	if !slices.Equal(e.arrived, want) {
 		t.Fatalf("%s received %v\nfrom %s, which sent %v (covered %d)", e.name, e.arrived, o.name, want, o.covered())

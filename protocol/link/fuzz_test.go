@@ -130,7 +130,11 @@ func (c *checker) step(in *input) {
 			_ = l.Fault(in.num(), protocol.Reason(in.text()), in.text())
 		}
 	default:
-		l.Receive(in.frame())
+		f := in.frame()
+		if _, err := frame.Encode(f); err != nil && malformed(f) == "" {
+			c.t.Fatalf("the link takes a frame the codec refuses (%v): %+v", err, f)
+		}
+		l.Receive(f)
 	}
 }
 
