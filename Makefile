@@ -21,3 +21,39 @@ fuzz:
 	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The gRPC API: proto/ is the source, gen/ is what `buf generate` makes of
+# it (committed, never edited by hand). scripts/tools.sh installs buf and
+# the protoc plugins at pinned versions into .cache/bin.
+TOOLS_BIN := $(CURDIR)/.cache/bin
+BUF := $(TOOLS_BIN)/buf
+
+.PHONY: tools generate check-generated breaking
+tools:
+	@bash scripts/tools.sh >/dev/null
+
+generate: tools
+	$(BUF) lint
+	$(BUF) generate
+
+# Regenerates into a temporary directory, so the work tree is never touched,
+# and fails when gen/ differs from what proto/ produces.
+check-generated: tools
+	$(BUF) lint
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(BUF) generate -o "$$tmp" && \
+	if ! diff -r gen "$$tmp/gen" >"$$tmp/diff"; then \
+	  cat "$$tmp/diff"; \
+	  echo "check-generated: gen/ is stale against proto/; run 'make generate' and commit gen/"; \
+	  exit 1; \
+	fi && echo "check-generated: gen/ is up to date"
+
+# Checks proto/ for breaking changes against the main branch, once main has
+# an API to break.
+breaking: tools
+	@if git cat-file -e main:buf.yaml 2>/dev/null && \
+	    git ls-tree -r --name-only main -- proto | grep -q '\.proto$$'; then \
+	  $(BUF) breaking --against '.git#branch=main'; \
+	else \
+	  echo "breaking: main has no proto/ yet; skipped"; \
+	fi
