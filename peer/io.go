@@ -1,0 +1,74 @@
+package peer
+
+import (
+	"context"
+	"errors"
+
+	"github.com/coder/websocket"
+
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// read is the reader goroutine: one binary message is one frame.
+func (p *Peer) read() {
+	defer p.io.Done()
+	for {
+		typ, b, err := p.conn.Read(p.ctx)
+		if err != nil {
+			p.hand(input{end: err})
+			return
+		}
+		if typ != websocket.MessageBinary {
+			continue // the request channel's, which this end does not speak
+		}
+		f, err := frame.Decode(b)
+		var bad *frame.BadFrameError
+		switch {
+		case errors.As(err, &bad):
+			if !p.hand(input{bad: bad}) {
+				return
+			}
+		case err != nil:
+			p.hand(input{end: err, undecodable: true})
+			return
+		default:
+			if !p.hand(input{f: f}) {
+				return
+			}
+		}
+	}
+}
+
+// hand gives in to the loop, or reports false when the loop has stopped.
+func (p *Peer) hand(in input) bool {
+	select {
+	case p.in <- in:
+		return true
+	case <-p.quit:
+		return false
+	}
+}
+
+// write is the writer goroutine: it alone writes the socket, in the order
+// the loop hands it messages, then closes the socket when the loop closes wr.
+func (p *Peer) write() {
+	defer p.io.Done()
+	failed := false
+	for msg := range p.wr {
+		if failed {
+			continue // the socket is gone; drain so the loop never waits
+		}
+		ctx, cancel := context.WithTimeout(p.ctx, p.opts.WriteTimeout)
+		err := p.conn.Write(ctx, websocket.MessageBinary, msg)
+		cancel()
+		if err != nil {
+			// The reader sees the socket end and tells the loop.
+			p.conn.CloseNow()
+			failed = true
+		}
+	}
+	if !failed {
+		// code and why were written by the loop before it closed wr.
+		p.conn.Close(p.code, p.why)
+	}
+}
