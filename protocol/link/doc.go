@@ -2,12 +2,20 @@
 // conversation between two equal ends, carrying any number of topics.
 //
 // A Link is pure. It takes inputs (Receive for a decoded frame from the peer,
-// Share, Send, SendState, Refuse, Resync, Leave, Decline, BadFrame, FaultLink
-// and Close from the application) and queues outputs, which the caller drains
-// after each input or batch of inputs: Flush for the frames to send, in
-// order, and Events for what the application must hear, in order. It starts
-// no goroutine, reads no clock and does no I/O, and it treats commits as
-// opaque bytes: it never decodes them.
+// BadFrame for one that decoded as a value but not as a frame; Share,
+// Decline, DeclineWith, Send, SendState, Refuse, Resync, Leave, Fault,
+// FaultLink and Close from the application) and queues outputs, which the
+// caller drains after each input or batch of inputs: Flush for the frames to
+// send, in order, and Events for what the application must hear, in order.
+// An application that answers an event by calling the link again drains
+// again. It starts no goroutine, reads no clock and does no I/O, and it
+// treats commits as opaque bytes: it never decodes them, and it keeps the
+// caller's slices (frames, events and the window alias them) without
+// copying.
+//
+// Misuse (a call on a topic that is not ours, a state nobody asked for) is
+// an error and sends nothing. Every bound is in Config and has a named
+// outcome: too-many-topics, too-many-pending-commits, commit-too-large.
 //
 // A Link is not safe for concurrent use; one goroutine owns it.
 //
