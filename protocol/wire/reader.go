@@ -25,21 +25,27 @@ func (r *Reader) Offset() int { return r.off }
 func (r *Reader) Done() bool { return r.off >= len(r.b) }
 
 // peek reads the head at r.off without judging its width: the initial byte,
-// the argument (0 for major 7) and the head's length in bytes.
+// the argument and the head's length in bytes. For major 7 the head is the
+// one byte and the argument is meaningless. Small enough to inline for the
+// common one-byte head.
 func (r *Reader) peek() (ib byte, arg uint64, n int, ok bool) {
+	if r.off < len(r.b) {
+		ib = r.b[r.off]
+		if ib&0x1f < 24 || ib>>5 == majorSimple {
+			return ib, uint64(ib & 0x1f), 1, true
+		}
+	}
+	return r.peekWide()
+}
+
+func (r *Reader) peekWide() (ib byte, arg uint64, n int, ok bool) {
 	b, off := r.b, r.off
 	if off >= len(b) {
 		return 0, 0, 0, false
 	}
 	ib = b[off]
-	if ib>>5 == majorSimple {
-		return ib, 0, 1, true
-	}
-	ai := ib & 0x1f
 	rest := len(b) - off - 1
-	switch {
-	case ai < 24:
-		return ib, uint64(ai), 1, true
+	switch ai := ib & 0x1f; {
 	case ai == 24 && rest >= 1:
 		return ib, uint64(b[off+1]), 2, true
 	case ai == 25 && rest >= 2:

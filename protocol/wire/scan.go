@@ -48,11 +48,15 @@ func Scan(b []byte) error {
 			if depth >= MaxDepth {
 				return fail(protocol.NestingTooDeep, start, "arrays nest past eight levels")
 			}
-			arg, n, r := argument(b, off, ib&0x1f)
-			if r != "" {
-				return fail(r, start, headMessage(r))
+			arg := uint64(ib & 0x1f)
+			if arg >= 24 {
+				a, n, r := argument(b, off, ib&0x1f)
+				if r != "" {
+					return fail(r, start, headMessage(r))
+				}
+				arg = a
+				off += n
 			}
-			off += n
 			// Every item takes at least one byte.
 			if arg > uint64(len(b)-off) {
 				return fail(protocol.Truncated, start, "an array states more items than the bytes hold")
@@ -63,11 +67,15 @@ func Scan(b []byte) error {
 				continue
 			}
 		default:
-			arg, n, r := argument(b, off, ib&0x1f)
-			if r != "" {
-				return fail(r, start, headMessage(r))
+			arg := uint64(ib & 0x1f)
+			if arg >= 24 {
+				a, n, r := argument(b, off, ib&0x1f)
+				if r != "" {
+					return fail(r, start, headMessage(r))
+				}
+				arg = a
+				off += n
 			}
-			off += n
 			switch major {
 			case majorUint:
 				if arg > MaxInt {
