@@ -112,7 +112,7 @@ func (l *Link) Resync(topic uint64) error {
 	}
 	// With no want outstanding we hold a root: ours, or the peer's once live.
 	t.want = wantResync
-	l.send(frame.Frame{Kind: frame.Open, Topic: topic, Name: t.name, Root: t.root, Want: true})
+	l.send(frame.Frame{Kind: frame.Open, Topic: topic, Name: t.name, Root: copyRoot(t.root), Want: true})
 	return nil
 }
 

@@ -45,10 +45,7 @@ func (l *Link) Share(name string, root *frame.Root, want bool) (uint64, error) {
 			return 0, protocol.Errorf(r, msg)
 		}
 	}
-	if root != nil {
-		r := *root
-		root = &r
-	}
+	root = copyRoot(root) // the caller's may change; ours must not
 	if t == nil {
 		t = &topic{name: name}
 		l.byName[name] = t
@@ -59,7 +56,7 @@ func (l *Link) Share(name string, root *frame.Root, want bool) (uint64, error) {
 		t.want = wantShare
 	}
 	l.ours[t.ours] = t
-	l.send(frame.Frame{Kind: frame.Open, Topic: t.ours, Name: name, Root: root, Want: want})
+	l.send(frame.Frame{Kind: frame.Open, Topic: t.ours, Name: name, Root: copyRoot(root), Want: want})
 	if t.peer != 0 {
 		l.goLive(t, t.peerWant)
 	}
