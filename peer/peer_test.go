@@ -721,3 +721,36 @@ func TestJSONView(t *testing.T) {
 		t.Fatalf("JSON = %s, %v\nwant   %s", js, err, want)
 	}
 }
+
+// A Share that meets a held offer with another root fails with
+// root-mismatch and shares nothing; a later Join of the name builds on the
+// root the other end opens with then.
+func TestShareAgainstMismatchedOffer(t *testing.T) {
+	s := newScript(t)
+	p, e := s.dial(t, peer.Options{})
+	e.send(frame.Frame{Kind: frame.Open, Topic: 5, Name: "board", Root: &frame.Root{ID: childID, Kind: commit.Map}})
+	e.send(frame.Frame{Kind: frame.Leave, Topic: 99}) // barrier: answered with no-topic
+	e.recv()
+	if _, err := p.Share(testCtx(t), "board", planDoc(t)); protocol.ReasonOf(err) != protocol.RootMismatch {
+		t.Fatalf("Share = %v, want root-mismatch", err)
+	}
+	if f := e.recv(); f.Kind != frame.Fault || f.Topic != 5 || f.Reason != string(protocol.RootMismatch) {
+		t.Fatalf("server got %+v", f)
+	}
+	res := make(chan *peer.Doc, 1)
+	go func() {
+		d, err := p.Join(testCtx(t), "board")
+		if err != nil {
+			t.Error(err)
+		}
+		res <- d
+	}()
+	e.joined("board", board, nil)
+	d := <-res
+	if d == nil {
+		t.FailNow()
+	}
+	if id, kind := d.Root(); id != rootID || kind != commit.Object {
+		t.Errorf("root %v %v, want the one opened after the mismatch", id, kind)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -72,18 +73,19 @@ func (p *Peer) await(ctx context.Context, d *Doc) (*Doc, error) {
 
 // share runs on the loop: it opens d's topic on the link.
 func (p *Peer) share(d *Doc, root *frame.Root) error {
+	// An offer is the other end's open from before we shared the name: its
+	// root is the one a Join builds on. Share answers it either way.
+	offer := p.offers[d.name]
 	topic, err := p.lk.Share(d.name, root, root == nil)
 	if err != nil {
+		if r := protocol.ReasonOf(err); r == protocol.RootMismatch || r == protocol.NoDocument {
+			delete(p.offers, d.name) // the link answered the offer with a fault
+		}
 		return err
 	}
-	d.topic = topic
+	delete(p.offers, d.name)
+	d.topic, d.peerRoot = topic, offer
 	p.docs[topic] = d
-	if r, ok := p.offers[d.name]; ok {
-		// The other end opened the name before we shared it: its root is
-		// the one a Join builds on.
-		d.peerRoot = r
-		delete(p.offers, d.name)
-	}
 	return nil
 }
 
