@@ -461,8 +461,9 @@ type Hello struct {
 	Backend string `protobuf:"bytes,1,opt,name=backend,proto3" json:"backend,omitempty"`
 	// The most questions this stream wants unanswered at once: the gateway
 	// holds further questions back (or, past their timeout, asks elsewhere)
-	// until answers come. 0 means the gateway's default; more than
-	// Limits.max_in_flight is lowered to it.
+	// until answers come. 0 means the gateway's default; more than the
+	// gateway's maximum is lowered to it. Welcome.limits.max_in_flight says
+	// what is in force.
 	MaxInFlight   uint32 `protobuf:"varint,2,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -578,10 +579,12 @@ func (x *Welcome) GetLimits() *Limits {
 }
 
 // Limits are the gateway's bounds for one authority stream. Exceeding one
-// is a named refusal (a ClaimResult or WriteResult reason), never a hang.
+// is a named outcome, never a hang: a ClaimResult or WriteResult reason,
+// or for max_message_bytes the stream ending with RESOURCE_EXHAUSTED.
 type Limits struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Unanswered questions at once on this stream (after Hello.max_in_flight).
+	// Unanswered questions at once on this stream: Hello.max_in_flight, or
+	// the gateway's default for 0, capped by the gateway's maximum.
 	MaxInFlight uint32 `protobuf:"varint,1,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	// Claims in force at once on this stream; more is refused with
 	// `too-many-claims`.
@@ -1074,7 +1077,9 @@ func (x *Answers) GetAnswers() []*Answer {
 }
 
 // Write writes into a document from the stream. Writes to one document on
-// one stream are applied in the order sent.
+// one stream are applied in the order sent. A malformed write (no document,
+// no change) is answered with WRITE_STATUS_REFUSED and reason
+// `invalid-write`; it does not end the stream.
 type Write struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The backend's id for this write: not 0, unique among this stream's
