@@ -14,11 +14,13 @@
 // Received commits are decoded, passed to Options.Accept when set, and
 // applied to the local replica; a commit that does not decode, is not
 // accepted, or that the replica refuses is answered with refused and the
-// next one is still applied. Bytes that are not a frame value end the link
-// and close the socket without a word (close status 1007); a value that is
-// not a frame is answered with fault bad-frame, as the link rules say.
-// Text messages belong to the request channel, which this package does not
-// speak; they are ignored.
+// next one is still applied. (The JS end drops the whole link over a commit
+// that does not decode; a refusal names the reason and spares the other
+// topics.) Bytes that are not a frame value end the link and close the
+// socket without a word (close status 1007); a value that is not a frame is
+// answered with fault bad-frame, as the link rules say. Text messages belong
+// to the request channel, which this package does not speak; they are
+// ignored.
 //
 // It does not reconnect, resume, pick a winner in a conflict, or roll back a
 // refused commit: a refusal is reported with the commit's undo, and the

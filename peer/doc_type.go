@@ -98,7 +98,11 @@ func (d *Doc) Read(fn func(*document.Document)) {
 	fn(d.doc)
 }
 
-// JSON is the replica as a JSON tree (see the package's JSON view).
+// JSON is the replica as one JSON tree, for people and tests: an object is
+// a JSON object and a map a JSON object keyed by the ids' text, keys sorted;
+// an array is a JSON array in position order; an attached observable is
+// written in place; any other value as commit.Value writes it (bytes as
+// {"bytes": hex}, an alias as {"ref", "kind", "edge"}).
 func (d *Doc) JSON() ([]byte, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
