@@ -3,10 +3,9 @@ package document
 import (
 	"bytes"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"slices"
-	"strings"
+	"strconv"
 	"testing"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -106,26 +105,48 @@ func dump(d *Document) string {
 		ids = append(ids, x)
 	}
 	slices.SortFunc(ids, func(a, b commit.ID) int { return bytes.Compare(a[:], b[:]) })
-	var b strings.Builder
-	fmt.Fprintf(&b, "root=%s slots=%d;", d.root.id, d.slots)
+	b := make([]byte, 0, 64*len(ids)+32*d.slots)
+	b = append(b, d.root.id[:]...)
+	b = strconv.AppendInt(b, int64(d.slots), 10)
 	for _, x := range ids {
 		o := d.obs[x]
-		fmt.Fprintf(&b, " %s:%s", x, o.kind)
+		b = append(b, '|')
+		b = append(b, x[:]...)
+		b = append(b, byte('0'+o.kind))
 		if o.parent != nil {
-			fmt.Fprintf(&b, "@%s/%x", o.parent.id, o.parentKey)
+			b = append(b, '@')
+			b = append(b, o.parent.id[:]...)
+			b = strconv.AppendQuote(b, o.parentKey)
 		}
 		keys := make([]string, 0, len(o.slots))
 		for k := range o.slots {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		b.WriteString("{")
 		for _, k := range keys {
-			fmt.Fprintf(&b, "%x=%v,", k, o.slots[k])
+			b = strconv.AppendQuote(b, k)
+			b = appendValue(b, o.slots[k])
 		}
-		b.WriteString("}")
 	}
-	return b.String()
+	return string(b)
+}
+
+func appendValue(b []byte, v commit.Value) []byte {
+	b = append(b, '=', byte('0'+v.Type))
+	switch v.Type {
+	case commit.Bool:
+		b = strconv.AppendBool(b, v.Bool)
+	case commit.Int:
+		b = strconv.AppendInt(b, v.Int, 10)
+	case commit.Float:
+		b = strconv.AppendFloat(b, v.Float, 'g', -1, 64)
+	case commit.Text, commit.Bytes:
+		b = strconv.AppendQuote(b, v.Str)
+	case commit.RefValue:
+		b = append(b, byte('0'+v.Ref.Edge), byte('0'+v.Ref.Kind))
+		b = append(b, v.Ref.ID[:]...)
+	}
+	return append(b, ';')
 }
 
 // checkInvariants is what every reachable state must satisfy: one attach

@@ -1,0 +1,5 @@
+//go:build !race
+
+package document
+
+const raceOn = false
