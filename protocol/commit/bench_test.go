@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+
+	"github.com/fxamacker/cbor/v2"
 )
 
 // cpuNanos is the CPU time this process has used. The benchmark host is
@@ -165,5 +167,42 @@ func BenchmarkEncode(b *testing.B) {
 			}
 			reportCPU(b, size, cpuNanos()-cpu)
 		})
+	}
+}
+
+// BenchmarkDecodeFxamacker is a yardstick, not a rival: fxamacker/cbor
+// reading the same stream into generic values, without any of the format's
+// checks, on the same host.
+func BenchmarkDecodeFxamacker(b *testing.B) {
+	bs, size, _ := encodedStream(b, editingStream(1000))
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	cpu := cpuNanos()
+	for b.Loop() {
+		for _, e := range bs {
+			var v any
+			if err := cbor.Unmarshal(e, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportCPU(b, size, cpuNanos()-cpu)
+}
+
+// BenchmarkHostByteLoop only sums the stream's bytes: a measure of the host,
+// so figures from different machines can be compared.
+func BenchmarkHostByteLoop(b *testing.B) {
+	bs, size, _ := encodedStream(b, editingStream(1000))
+	b.SetBytes(int64(size))
+	sum := 0
+	for b.Loop() {
+		for _, e := range bs {
+			for _, c := range e {
+				sum += int(c)
+			}
+		}
+	}
+	if sum == 0 {
+		b.Fatal("no bytes")
 	}
 }

@@ -11,49 +11,47 @@ import (
 //
 // A Reader is a value holding a slice and an offset; copying it forks the walk.
 type Reader struct {
-	b   []byte
-	off int
+	b []byte // what is left to read
+	n int    // the length of the whole input
 }
 
 // NewReader returns a Reader at the start of b.
-func NewReader(b []byte) Reader { return Reader{b: b} }
+func NewReader(b []byte) Reader { return Reader{b: b, n: len(b)} }
 
 // Offset is the offset of the next item.
-func (r *Reader) Offset() int { return r.off }
+func (r *Reader) Offset() int { return r.n - len(r.b) }
 
 // Done reports whether every byte has been read.
-func (r *Reader) Done() bool { return r.off >= len(r.b) }
+func (r *Reader) Done() bool { return len(r.b) == 0 }
 
 // peek reads the head at r.off without judging its width: the initial byte,
 // the argument and the head's length in bytes. For major 7 the head is the
 // one byte and the argument is meaningless. Small enough to inline for the
 // common one-byte head.
 func (r *Reader) peek() (ib byte, arg uint64, n int, ok bool) {
-	if r.off < len(r.b) {
-		ib = r.b[r.off]
-		if ib&0x1f < 24 || ib>>5 == majorSimple {
+	if len(r.b) > 0 {
+		ib = r.b[0]
+		if ib&0x1f < 24 || ib >= 0xe0 {
 			return ib, uint64(ib & 0x1f), 1, true
 		}
 	}
-	return r.peekWide()
+	return peekWide(r.b)
 }
 
-func (r *Reader) peekWide() (ib byte, arg uint64, n int, ok bool) {
-	b, off := r.b, r.off
-	if off >= len(b) {
+func peekWide(b []byte) (ib byte, arg uint64, n int, ok bool) {
+	if len(b) == 0 {
 		return 0, 0, 0, false
 	}
-	ib = b[off]
-	rest := len(b) - off - 1
+	ib = b[0]
 	switch ai := ib & 0x1f; {
-	case ai == 24 && rest >= 1:
-		return ib, uint64(b[off+1]), 2, true
-	case ai == 25 && rest >= 2:
-		return ib, uint64(binary.BigEndian.Uint16(b[off+1:])), 3, true
-	case ai == 26 && rest >= 4:
-		return ib, uint64(binary.BigEndian.Uint32(b[off+1:])), 5, true
-	case ai == 27 && rest >= 8:
-		return ib, binary.BigEndian.Uint64(b[off+1:]), 9, true
+	case ai == 24 && len(b) >= 2:
+		return ib, uint64(b[1]), 2, true
+	case ai == 25 && len(b) >= 3:
+		return ib, uint64(binary.BigEndian.Uint16(b[1:])), 3, true
+	case ai == 26 && len(b) >= 5:
+		return ib, uint64(binary.BigEndian.Uint32(b[1:])), 5, true
+	case ai == 27 && len(b) >= 9:
+		return ib, binary.BigEndian.Uint64(b[1:]), 9, true
 	}
 	return 0, 0, 0, false
 }
@@ -95,10 +93,10 @@ func (r *Reader) Next() Type {
 // so n is safe to size an allocation by.
 func (r *Reader) Array() (n int, ok bool) {
 	ib, arg, hn, ok := r.peek()
-	if !ok || ib>>5 != majorArray || arg > uint64(len(r.b)-r.off-hn) {
+	if !ok || ib>>5 != majorArray || arg > uint64(len(r.b)-hn) {
 		return 0, false
 	}
-	r.off += hn
+	r.b = r.b[hn:]
 	return int(arg), true
 }
 
@@ -108,7 +106,7 @@ func (r *Reader) Uint() (uint64, bool) {
 	if !ok || ib>>5 != majorUint {
 		return 0, false
 	}
-	r.off += n
+	r.b = r.b[n:]
 	return arg, true
 }
 
@@ -127,31 +125,31 @@ func (r *Reader) Int() (int64, bool) {
 	default:
 		return 0, false
 	}
-	r.off += n
+	r.b = r.b[n:]
 	return v, true
 }
 
 // Float consumes a float64 (fb). Whole numbers are integers on the wire, so
 // a caller wanting any number tries Int first.
 func (r *Reader) Float() (float64, bool) {
-	if r.off >= len(r.b) || r.b[r.off] != byteFloat64 || len(r.b)-r.off < 9 {
+	if len(r.b) < 9 || r.b[0] != byteFloat64 {
 		return 0, false
 	}
-	f := math.Float64frombits(binary.BigEndian.Uint64(r.b[r.off+1:]))
-	r.off += 9
+	f := math.Float64frombits(binary.BigEndian.Uint64(r.b[1:]))
+	r.b = r.b[9:]
 	return f, true
 }
 
 // str consumes a byte or text string of the given major type.
 func (r *Reader) str(major byte) ([]byte, bool) {
 	ib, arg, n, ok := r.peek()
-	if !ok || ib>>5 != major || arg > uint64(len(r.b)-r.off-n) {
+	if !ok || ib>>5 != major || arg > uint64(len(r.b)-n) {
 		return nil, false
 	}
-	s := r.off + n
-	e := s + int(arg)
-	r.off = e
-	return r.b[s:e:e], true
+	e := n + int(arg)
+	s := r.b[n:e:e]
+	r.b = r.b[e:]
+	return s, true
 }
 
 // Bytes consumes a byte string. The result aliases the input, with its
@@ -170,15 +168,15 @@ func (r *Reader) TextBytes() ([]byte, bool) { return r.str(majorText) }
 
 // Bool consumes false or true.
 func (r *Reader) Bool() (v bool, ok bool) {
-	if r.off >= len(r.b) {
+	if len(r.b) == 0 {
 		return false, false
 	}
-	switch r.b[r.off] {
+	switch r.b[0] {
 	case byteFalse:
-		r.off++
+		r.b = r.b[1:]
 		return false, true
 	case byteTrue:
-		r.off++
+		r.b = r.b[1:]
 		return true, true
 	}
 	return false, false
@@ -186,56 +184,55 @@ func (r *Reader) Bool() (v bool, ok bool) {
 
 // Null consumes null.
 func (r *Reader) Null() bool {
-	if r.off >= len(r.b) || r.b[r.off] != byteNull {
+	if len(r.b) == 0 || r.b[0] != byteNull {
 		return false
 	}
-	r.off++
+	r.b = r.b[1:]
 	return true
 }
 
 // Skip consumes the next item whole, arrays included. On bytes that are not
 // a value it moves to the end, so a loop over Skip always ends.
 func (r *Reader) Skip() {
-	end := len(r.b)
 	w := *r
 	for need := uint64(1); need > 0; need-- {
 		ib, arg, n, ok := w.peek()
 		if !ok {
-			r.off = end
+			r.b = r.b[len(r.b):]
 			return
 		}
-		w.off += n
-		rest := uint64(end - w.off)
+		w.b = w.b[n:]
+		rest := uint64(len(w.b))
 		switch ib >> 5 {
 		case majorBytes, majorText:
 			if arg > rest {
-				r.off = end
+				r.b = r.b[len(r.b):]
 				return
 			}
-			w.off += int(arg)
+			w.b = w.b[arg:]
 		case majorArray:
 			if arg > rest {
-				r.off = end
+				r.b = r.b[len(r.b):]
 				return
 			}
 			need += arg
 		case majorMap, majorTag:
-			r.off = end
+			r.b = r.b[len(r.b):]
 			return
 		case majorSimple:
 			switch ib {
 			case byteFalse, byteTrue, byteNull:
 			case byteFloat64:
 				if rest < 8 {
-					r.off = end
+					r.b = r.b[len(r.b):]
 					return
 				}
-				w.off += 8
+				w.b = w.b[8:]
 			default:
-				r.off = end
+				r.b = r.b[len(r.b):]
 				return
 			}
 		}
 	}
-	r.off = w.off
+	*r = w
 }
