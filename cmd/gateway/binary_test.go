@@ -1,0 +1,469 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// These tests build the real binary and drive it as an operator would:
+// free ports, a temporary data directory, signals, exit codes.
+
+const (
+	// startDeadline bounds how long the binary may take to log "listening".
+	startDeadline = 30 * time.Second
+	// testDrain is the -drain-timeout the tests pass; exit must come before.
+	testDrain = 10 * time.Second
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	builtBin  string
+	buildErr  error
+)
+
+// gatewayBinary builds ./cmd/gateway once per test run.
+func gatewayBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildDir, buildErr = os.MkdirTemp("", "weftgate-bin-")
+		if buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "gateway")
+		cmd := exec.Command(goTool, "build", "-o", builtBin, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildFailure{err: err, out: string(out)}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build the binary: %v", buildErr)
+	}
+	return builtBin
+}
+
+type buildFailure struct {
+	err error
+	out string
+}
+
+func (b *buildFailure) Error() string { return b.err.Error() + "\n" + b.out }
+
+// process is one running gateway binary.
+type process struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	lines  chan map[string]any // JSON log records
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan struct{} // closed when stderr hits EOF
+	addrs  boundAddrs
+}
+
+// cleanEnv is the environment without any WEFTGATE_ setting of the caller's.
+func cleanEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envPrefix) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// startGateway starts the binary on free ports and waits for its
+// "listening" line.
+func startGateway(t *testing.T, dataDir string, args ...string) *process {
+	t.Helper()
+	readyFile := filepath.Join(t.TempDir(), "ready.json")
+	base := []string{
+		"-ws-addr", "127.0.0.1:0", "-grpc-addr", "127.0.0.1:0",
+		"-data-dir", dataDir, "-ready-file", readyFile,
+		"-log-format", "json", "-drain-timeout", testDrain.String(),
+	}
+	p := &process{t: t, lines: make(chan map[string]any, 256), done: make(chan struct{})}
+	p.cmd = exec.Command(gatewayBinary(t), append(base, args...)...)
+	p.cmd.Env = cleanEnv()
+	errPipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go p.readLogs(errPipe)
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+		}
+	})
+
+	rec := p.waitLog("listening", startDeadline)
+	b, err := os.ReadFile(readyFile)
+	if err != nil {
+		t.Fatalf("ready file: %v", err)
+	}
+	if err := json.Unmarshal(b, &p.addrs); err != nil {
+		t.Fatalf("ready file %q: %v", b, err)
+	}
+	if p.addrs.WS != rec["ws"] || p.addrs.GRPC != rec["grpc"] {
+		t.Fatalf("ready file %+v disagrees with the log %v", p.addrs, rec)
+	}
+	if strings.HasSuffix(p.addrs.WS, ":0") || strings.HasSuffix(p.addrs.GRPC, ":0") {
+		t.Fatalf("ready file holds unbound addresses: %+v", p.addrs)
+	}
+	return p
+}
+
+func (p *process) readLogs(r io.Reader) {
+	defer close(p.done)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		p.mu.Lock()
+		p.stderr.Write(sc.Bytes())
+		p.stderr.WriteByte('\n')
+		p.mu.Unlock()
+		var rec map[string]any
+		if json.Unmarshal(sc.Bytes(), &rec) == nil {
+			select {
+			case p.lines <- rec:
+			default: // nobody waits for this many lines; keep reading
+			}
+		}
+	}
+}
+
+func (p *process) logs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// waitLog returns the first log record with message msg.
+func (p *process) waitLog(msg string, within time.Duration) map[string]any {
+	p.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case rec := <-p.lines:
+			if rec["msg"] == msg {
+				return rec
+			}
+		case <-p.done:
+			p.t.Fatalf("gateway ended before logging %q:\n%s", msg, p.logs())
+		case <-deadline:
+			p.t.Fatalf("no %q log within %v:\n%s", msg, within, p.logs())
+		}
+	}
+}
+
+// stop sends SIGTERM and returns the exit code, failing past the drain
+// deadline.
+func (p *process) stop() int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() {
+		<-p.done // stderr fully read before Wait closes the pipe
+		exited <- p.cmd.Wait()
+	}()
+	select {
+	case <-exited:
+	case <-time.After(testDrain + 5*time.Second):
+		p.t.Fatalf("gateway did not exit within the drain deadline:\n%s", p.logs())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *process) get(path string) (int, string) {
+	p.t.Helper()
+	resp, err := http.Get("http://" + p.addrs.WS + path)
+	if err != nil {
+		p.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		p.t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func (p *process) status() statusPage {
+	p.t.Helper()
+	code, body := p.get("/status")
+	if code != http.StatusOK {
+		p.t.Fatalf("/status: %d %s", code, body)
+	}
+	var st statusPage
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		p.t.Fatalf("/status is not the status page: %v\n%s", err, body)
+	}
+	return st
+}
+
+// openDocument dials the gateway and opens name, returning the socket and
+// the gateway's own open for it.
+func openDocument(t *testing.T, ctx context.Context, addr, name string, root *frame.Root) (*websocket.Conn, frame.Frame) {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	// Holding nothing, a peer must want the gateway's state.
+	b, err := frame.Encode(frame.Frame{Kind: frame.Open, Topic: 1, Name: name, Root: root, Want: root == nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		t.Fatalf("send open: %v", err)
+	}
+	typ, msg, err := ws.Read(ctx)
+	if err != nil {
+		t.Fatalf("read the gateway's open: %v", err)
+	}
+	if typ != websocket.MessageBinary {
+		t.Fatalf("gateway sent a %v message, want binary", typ)
+	}
+	f, err := frame.Decode(msg)
+	if err != nil {
+		t.Fatalf("gateway's frame: %v", err)
+	}
+	if f.Kind != frame.Open || f.Name != name || f.Root == nil {
+		t.Fatalf("gateway answered %+v, want its open of %q with a root", f, name)
+	}
+	return ws, f
+}
+
+func metricValue(t *testing.T, body, series string) string {
+	t.Helper()
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	t.Fatalf("/metrics has no %s", series)
+	return ""
+}
+
+func TestBinaryServesDrainsAndExits(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	p := startGateway(t, data)
+	ctx, cancel := context.WithTimeout(context.Background(), startDeadline)
+	defer cancel()
+
+	if code, body := p.get("/healthz"); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Fatalf("/healthz: %d %q", code, body)
+	}
+	if code, body := p.get("/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz: %d %q", code, body)
+	}
+
+	root := &frame.Root{ID: commit.NewID(), Kind: commit.Map}
+	ws, share := openDocument(t, ctx, p.addrs.WS, "e2e", root)
+	if *share.Root != *root || !share.Want {
+		t.Fatalf("gateway's open %+v: want our root and a want for our state", share)
+	}
+	// The gateway minted the document from our root and wants its state:
+	// an empty one.
+	b, err := frame.Encode(frame.Frame{Kind: frame.State, Topic: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		t.Fatal(err)
+	}
+
+	st := p.status()
+	if len(st.Documents) != 1 || st.Documents[0].Name != "e2e" || st.Documents[0].Links != 1 {
+		t.Errorf("status documents %+v, want e2e with one link", st.Documents)
+	}
+	if len(st.Links) != 1 || st.LinksAll != 1 {
+		t.Errorf("status links %+v, want one", st.Links)
+	}
+	if st.Draining || !st.Store.Healthy || st.Store.Kind != storeBolt {
+		t.Errorf("status %+v: want not draining, a healthy bolt store", st)
+	}
+	if st.Counters.Connections != 1 || st.Authority.Streams == nil {
+		t.Errorf("status counters %+v authority %+v", st.Counters, st.Authority)
+	}
+
+	code, metrics := p.get("/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for series, want := range map[string]string{
+		"weftgate_connections":       "1",
+		"weftgate_connections_total": "1",
+		"weftgate_links":             "1",
+		"weftgate_documents_open":    "1",
+		"weftgate_document_members":  "1",
+		"weftgate_draining":          "0",
+		"weftgate_store_up":          "1",
+	} {
+		if got := metricValue(t, metrics, series); got != want {
+			t.Errorf("%s = %s, want %s", series, got, want)
+		}
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "weftgate_build_info", "weftgate_authority_question_seconds_bucket", "weftgate_store_sync_seconds_bucket"} {
+		if !strings.Contains(metrics, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+
+	// Read while the gateway drains, so its close handshake is answered
+	// as a real client answers it.
+	closed := readUntilClosed(ctx, ws)
+	code = p.stop()
+	if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("peer saw %v, want close 1001", err)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", code, p.logs())
+	}
+	if !strings.Contains(p.logs(), `"msg":"drained"`) {
+		t.Errorf("no drained log:\n%s", p.logs())
+	}
+
+	// The document outlived the process: a peer that holds nothing is
+	// given the stored root.
+	p = startGateway(t, data)
+	_, share = openDocument(t, ctx, p.addrs.WS, "e2e", nil)
+	if *share.Root != *root {
+		t.Errorf("after restart the gateway shares root %+v, want %+v", share.Root, root)
+	}
+	if code := p.stop(); code != 0 {
+		t.Fatalf("second run exit %d:\n%s", code, p.logs())
+	}
+}
+
+func TestBinaryOperatorEndpointsOnAdminListenerWithTLS(t *testing.T) {
+	certFile, keyFile, cert := testCert(t, t.TempDir())
+	p := startGateway(t, filepath.Join(t.TempDir(), "data"),
+		"-admin-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile, "-store", "memory")
+	if p.addrs.Admin == "" || !p.addrs.TLS {
+		t.Fatalf("ready file %+v: want an admin address and TLS", p.addrs)
+	}
+	client := tlsClient(cert)
+	resp, err := client.Get("https://" + p.addrs.Admin + "/readyz")
+	if err != nil {
+		t.Fatalf("readyz over TLS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz: %d", resp.StatusCode)
+	}
+	// The WebSocket listener no longer serves the operator paths.
+	resp, err = client.Get("https://" + p.addrs.WS + "/metrics")
+	if err != nil {
+		t.Fatalf("WebSocket listener over TLS: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/metrics on the WebSocket listener: %d, want 404", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startDeadline)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "wss://"+p.addrs.WS+"/ws", &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		t.Fatalf("wss dial: %v", err)
+	}
+	defer ws.CloseNow()
+	closed := readUntilClosed(ctx, ws)
+	if code := p.stop(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, p.logs())
+	}
+	if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("peer saw %v, want close 1001", err)
+	}
+}
+
+func TestBinaryRefusesBadSettings(t *testing.T) {
+	bin := gatewayBinary(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name string
+		args []string
+		env  []string
+		want []string
+	}{
+		{"flag", []string{"-judge-timeout", "later"}, nil, []string{"-judge-timeout", "later"}},
+		{"environment", nil, []string{"WEFTGATE_WS_ADDR=nowhere"}, []string{"-ws-addr", "WEFTGATE_WS_ADDR"}},
+		{"busy port", []string{"-ws-addr", busy.Addr().String(), "-store", "memory"}, nil, []string{"-ws-addr", "address already in use"}},
+		{"data dir under a file", []string{"-ws-addr", "127.0.0.1:0", "-data-dir", filepath.Join(bin, "data")}, nil, []string{"-data-dir"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, append([]string{"-grpc-addr", "127.0.0.1:0"}, tc.args...)...)
+			cmd.Env = cleanEnv(tc.env...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("exit 0, want a failure:\n%s", out)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != exitSettings {
+				t.Errorf("exit %d, want %d", code, exitSettings)
+			}
+			for _, w := range tc.want {
+				if !bytes.Contains(out, []byte(w)) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// tlsClient trusts only cert.
+func tlsClient(cert *x509.Certificate) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// readUntilClosed reads ws until it fails and delivers that error.
+func readUntilClosed(ctx context.Context, ws *websocket.Conn) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := ws.Read(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	return done
+}

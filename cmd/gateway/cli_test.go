@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runCLI(args []string, env map[string]string) (code int, stdout, stderr string) {
+	var out, errOut strings.Builder
+	code = run(args, envOf(env), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestConfigCommandPrintsEffectiveSettings(t *testing.T) {
+	token := "0123456789abcdef-secret"
+	code, out, errOut := runCLI(
+		[]string{"config", "-ws-addr", "127.0.0.1:7000", "-judge-timeout", "3s"},
+		map[string]string{"WEFTGATE_GRPC_TOKEN": token, "WEFTGATE_READ_ONLY": "true"},
+	)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, token) {
+		t.Fatal("config printed the token")
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	want := map[string]any{
+		"ws-addr":       "127.0.0.1:7000",
+		"judge-timeout": "3s",
+		"read-only":     true,
+		"grpc-token":    redacted,
+		"grpc-addr":     defaultGRPCAddr,
+		"max-slots":     float64(1_000_000),
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, got[k], v)
+		}
+	}
+	p, err := parseSettings(nil, envOf(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := flagNames(p.fs); len(got) != len(names) {
+		t.Errorf("config printed %d settings, there are %d", len(got), len(names))
+	}
+}
+
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{args: []string{"version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"help"}, code: exitOK, stdout: "-ws-addr"},
+		{args: []string{"-h"}, code: exitOK, stdout: "WEFTGATE_WS_ADDR"},
+		{args: []string{"launch"}, code: exitSettings, stderr: `unknown command "launch"`},
+		{args: []string{"config", "-max-topics-per-link", "-3"}, code: exitSettings, stderr: "-max-topics-per-link"},
+		{args: []string{"-log-level", "chatty"}, code: exitSettings, stderr: "-log-level"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(tc.args, nil)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tc.code, errOut)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout %q lacks %q", out, tc.stdout)
+			}
+			if !strings.Contains(errOut, tc.stderr) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.stderr)
+			}
+		})
+	}
+}

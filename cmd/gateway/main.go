@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailed   = 1 // a failure while running, or a drain past its deadline
+	exitSettings = 2 // a setting that cannot work, or bad usage
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is the whole process minus os.Exit, so tests can call it.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintln(stdout, versionLine())
+		return exitOK
+	case "help":
+		args = []string{"-h"}
+	case "serve", "config":
+	default:
+		fmt.Fprintf(stderr, "gateway: unknown command %q (serve, config, version, help)\n", cmd)
+		return exitSettings
+	}
+
+	p, err := parseSettings(args, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return settingsFailed(stderr, err)
+	}
+	res, err := p.validate()
+	if err != nil {
+		return settingsFailed(stderr, err)
+	}
+	if cmd == "config" {
+		if err := p.printEffective(stdout); err != nil {
+			fmt.Fprintf(stderr, "gateway: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+
+	log := newLogger(stderr, p.s.LogFormat, res.logLevel)
+	log.Info("settings", p.logAttrs()...)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err = serve(ctx, p, res, log, stop)
+	var se *settingError
+	switch {
+	case errors.As(err, &se):
+		return settingsFailed(stderr, err)
+	case err != nil:
+		log.Error("gateway stopped", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func settingsFailed(w io.Writer, err error) int {
+	fmt.Fprintf(w, "gateway: %v\nRun 'gateway -h' to list the settings.\n", err)
+	return exitSettings
+}

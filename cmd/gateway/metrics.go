@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/weftgate/weftgate/gateway"
+)
+
+// statusTimeout bounds how long one scrape or status page waits for the
+// document hubs; a hub that does not answer in time is left out.
+const statusTimeout = 2 * time.Second
+
+// observers are the histograms the wrappers feed.
+type observers struct {
+	authority *prometheus.HistogramVec
+	storeSync prometheus.Histogram
+}
+
+func newObservers() observers {
+	return observers{
+		authority: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "weftgate_authority_question_seconds",
+			Help:    "Time the authority took to answer a question (judge: a commit, open: a peer's open).",
+			Buckets: latencyBuckets,
+		}, []string{"question"}),
+		storeSync: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "weftgate_store_sync_seconds",
+			Help:    "Time a store append took to become durable (group commit and sync).",
+			Buckets: latencyBuckets,
+		}),
+	}
+}
+
+// newRegistry holds everything /metrics serves: the gateway's own counters
+// read at scrape time, the latency histograms, and Go and process metrics.
+func newRegistry(srv *gateway.Server, health *storeHealth, obs observers) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		obs.authority,
+		obs.storeSync,
+		&gatewayCollector{srv: srv, health: health},
+	)
+	return reg
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("weftgate_"+name, help, labels, nil)
+}
+
+var (
+	descBuild             = desc("build_info", "The running build; always 1.", "version", "goversion")
+	descConnections       = desc("connections", "WebSocket connections open now (one link each).")
+	descConnsTotal        = desc("connections_total", "WebSocket connections accepted.")
+	descLinks             = desc("links", "Links open now, as listed on the status page.")
+	descDocuments         = desc("documents_open", "Documents held in memory.")
+	descMembers           = desc("document_members", "Topics sharing a document, summed over documents.")
+	descSubscribers       = desc("subscribers", "Backend subscriptions to document streams.")
+	descPending           = desc("commits_pending", "Commits waiting for a verdict, summed over documents.")
+	descInFlight          = desc("authority_questions_in_flight", "Questions to the authority not yet answered.")
+	descQueueBytes        = desc("queue_bytes", "Bytes queued toward sockets, summed over connections.")
+	descReceived          = desc("commits_received_total", "Commits received from links.")
+	descApplied           = desc("commits_applied_total", "Commits applied and made durable.")
+	descDelivered         = desc("commits_delivered_total", "Commit deliveries to links.")
+	descRefused           = desc("commits_refused_total", "Commits refused, by reason.", "reason")
+	descPeerRefusals      = desc("peer_refusals_total", "Commits the gateway sent that a peer refused.")
+	descFaults            = desc("faults_total", "Links and topics ended, by reason.", "reason")
+	descSlowConsumers     = desc("slow_consumer_ends_total", "Connections ended because they did not keep up.")
+	descAuthorityTimeouts = desc("authority_timeouts_total", "Commits refused because the authority did not answer within -judge-timeout.")
+	descHandshakes        = desc("handshake_refusals_total", "WebSocket upgrades refused at the door, by reason.", "reason")
+	descDraining          = desc("draining", "1 while the gateway drains for shutdown.")
+	descStoreUp           = desc("store_up", "1 while the store accepts writes.")
+)
+
+// gatewayCollector reads the gateway's counters when scraped, so nothing is
+// counted twice and the gateway needs no Prometheus dependency.
+type gatewayCollector struct {
+	srv    *gateway.Server
+	health *storeHealth
+}
+
+func (c *gatewayCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		descBuild, descConnections, descConnsTotal, descLinks, descDocuments, descMembers,
+		descSubscribers, descPending, descInFlight, descQueueBytes, descReceived, descApplied,
+		descDelivered, descRefused, descPeerRefusals, descFaults, descSlowConsumers,
+		descAuthorityTimeouts, descHandshakes, descDraining, descStoreUp,
+	} {
+		ch <- d
+	}
+}
+
+func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	// The status goes first: it passes through every hub, so counters read
+	// after it include everything those hubs finished before.
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+	st := c.srv.Status(ctx)
+	cancel()
+	var members, subs, pending, inflight, queued int
+	for _, d := range st.Documents {
+		members += d.Links
+		subs += d.Subscribers
+		pending += d.Pending
+		inflight += d.InFlight
+	}
+	for _, l := range st.Links {
+		queued += l.QueueBytes
+	}
+	gauge(descLinks, float64(len(st.Links)))
+	gauge(descDocuments, float64(len(st.Documents)))
+	gauge(descMembers, float64(members))
+	gauge(descSubscribers, float64(subs))
+	gauge(descPending, float64(pending))
+	gauge(descInFlight, float64(inflight))
+	gauge(descQueueBytes, float64(queued))
+	for reason, n := range st.Handshakes {
+		counter(descHandshakes, float64(n), reason)
+	}
+	m := c.srv.Metrics()
+	gauge(descBuild, 1, buildVersion(), runtime.Version())
+	gauge(descConnections, float64(m.Connections.Load()))
+	counter(descConnsTotal, float64(m.ConnsTotal.Load()))
+	counter(descReceived, float64(m.Received.Load()))
+	counter(descApplied, float64(m.Applied.Load()))
+	counter(descDelivered, float64(m.Delivered.Load()))
+	counter(descPeerRefusals, float64(m.PeerRefusals.Load()))
+	counter(descSlowConsumers, float64(m.SlowConsumers.Load()))
+	var timeouts int64
+	for _, r := range m.Refusals() {
+		counter(descRefused, float64(r.N), r.Reason)
+		if r.Reason == string(gateway.ReasonAuthorityTimeout) {
+			timeouts = r.N
+		}
+	}
+	counter(descAuthorityTimeouts, float64(timeouts))
+	for _, f := range m.Faults() {
+		counter(descFaults, float64(f.N), f.Reason)
+	}
+
+	gauge(descDraining, boolf(st.Draining))
+	gauge(descStoreUp, boolf(!c.health.down.Load()))
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

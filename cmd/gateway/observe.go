@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/store"
+)
+
+// Latencies the gateway does not count itself, measured by wrapping the
+// interfaces it calls. The wrappers change no behaviour.
+
+// latencyBuckets run from 0.5 ms to about 8 s: a local verdict or an fsync
+// at the bottom, the default 5 s judge timeout near the top.
+var latencyBuckets = prometheus.ExponentialBuckets(0.0005, 2, 15)
+
+// timedAuthority observes how long each question to the authority took to
+// be answered. A question never answered (the gateway timed it out) is not
+// observed here; weftgate_authority_timeouts_total counts those.
+type timedAuthority struct {
+	inner gateway.Authority
+	hist  *prometheus.HistogramVec // label question: judge, open
+}
+
+func (a timedAuthority) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
+	start := time.Now()
+	a.inner.Judge(req, func(v gateway.Verdict) {
+		a.hist.WithLabelValues("judge").Observe(time.Since(start).Seconds())
+		reply(v)
+	})
+}
+
+func (a timedAuthority) MayOpen(req gateway.OpenRequest, reply func(error)) {
+	start := time.Now()
+	a.inner.MayOpen(req, func(err error) {
+		a.hist.WithLabelValues("open").Observe(time.Since(start).Seconds())
+		reply(err)
+	})
+}
+
+// timedStore observes how long Append takes to return: the wait for the
+// group commit and its sync to disk, which every delivery waits on.
+type timedStore struct {
+	store.Store
+	hist prometheus.Histogram
+}
+
+func (s timedStore) Append(ctx context.Context, doc string, recs []store.Record) error {
+	start := time.Now()
+	err := s.Store.Append(ctx, doc, recs)
+	s.hist.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// storeHealth remembers the store's last health report for the metrics and
+// logs each change.
+type storeHealth struct {
+	down atomic.Bool
+	log  *slog.Logger
+}
+
+func (h *storeHealth) changed(err error) {
+	h.down.Store(err != nil)
+	if err != nil {
+		h.log.Error("store failed; writes are refused until a probe write succeeds", "err", err)
+	} else {
+		h.log.Info("store recovered")
+	}
+}

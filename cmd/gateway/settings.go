@@ -1,0 +1,151 @@
+package main
+
+import (
+	"flag"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
+)
+
+// settings is every knob of the binary. Each field is one flag (and one
+// WEFTGATE_* variable); the zero value is never used, defaults come from
+// bindFlags.
+type settings struct {
+	WSAddr    string
+	WSPaths   list
+	AdminAddr string
+	GRPCAddr  string
+	ReadyFile string
+
+	TLSCert      string
+	TLSKey       string
+	GRPCTLSCert  string
+	GRPCTLSKey   string
+	GRPCClientCA string
+	GRPCToken    string
+
+	Store                  string
+	DataDir                string
+	StoreRetain            int
+	StoreQueueLength       int
+	StoreBatchRecords      int
+	StoreBatchBytes        int
+	StoreCheckpointRecords int
+	StoreCheckpointBytes   int
+	StoreMaxFileBytes      int
+	StoreMmapBytes         int
+	StoreProbeInterval     time.Duration
+
+	ReadOnly bool
+
+	RateLimit      int
+	RateWindow     time.Duration
+	RateAddresses  int
+	AllowedOrigins list
+	TrustProxy     bool
+
+	MaxMessageBytes       int64
+	MaxPendingBytes       int
+	MaxFramesInFlight     int
+	MaxTopicsPerLink      int
+	MaxPendingPerDocument int
+	MaxInFlightVerdicts   int
+	MaxObservables        int
+	MaxSlots              int
+	MaxCommitBytes        int
+	MaxDeltas             int
+	JudgeTimeout          time.Duration
+	WriteTimeout          time.Duration
+	PingInterval          time.Duration
+	PingTimeout           time.Duration
+	IdleUnload            time.Duration
+	SnapshotEvery         int
+	Compression           bool
+
+	DrainTimeout time.Duration
+	LogLevel     string
+	LogFormat    string
+}
+
+// secret names the flags whose values are never printed or logged.
+var secret = map[string]bool{"grpc-token": true}
+
+// Defaults that belong to the binary alone (the others come from the
+// packages they configure).
+const (
+	defaultWSAddr       = "127.0.0.1:8080"
+	defaultGRPCAddr     = "127.0.0.1:9090"
+	defaultDataDir      = "data"
+	defaultDrainTimeout = 30 * time.Second
+)
+
+// bindFlags defines every setting on fs, bound to s, with its default.
+func bindFlags(fs *flag.FlagSet, s *settings) {
+	str := fs.StringVar
+	dur := fs.DurationVar
+	num := fs.IntVar
+
+	str(&s.WSAddr, "ws-addr", defaultWSAddr, "`address` of the WebSocket listener (port 0 picks a free one)")
+	s.WSPaths = list{"/", "/ws"}
+	fs.Var(&s.WSPaths, "ws-paths", "comma-separated URL `paths` that accept the aweft WebSocket")
+	str(&s.AdminAddr, "admin-addr", "", "`address` of a separate listener for /healthz, /readyz, /metrics and /status (empty: on the WebSocket listener)")
+	str(&s.GRPCAddr, "grpc-addr", defaultGRPCAddr, "`address` of the gRPC listener for backends")
+	str(&s.ReadyFile, "ready-file", "", "`file` to write the bound addresses to (JSON) once listening")
+
+	str(&s.TLSCert, "tls-cert", "", "PEM certificate `file` for the WebSocket (and admin) listener; with -tls-key turns TLS on")
+	str(&s.TLSKey, "tls-key", "", "PEM private key `file` for -tls-cert")
+	str(&s.GRPCTLSCert, "grpc-tls-cert", "", "PEM certificate `file` for the gRPC listener; with -grpc-tls-key turns TLS on")
+	str(&s.GRPCTLSKey, "grpc-tls-key", "", "PEM private key `file` for -grpc-tls-cert")
+	str(&s.GRPCClientCA, "grpc-client-ca", "", "PEM CA `file`: gRPC clients must present a certificate it signed (mutual TLS)")
+	str(&s.GRPCToken, "grpc-token", "", "bearer `token` backends must present on gRPC (prefer the environment variable; never logged)")
+
+	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")
+	str(&s.DataDir, "data-dir", defaultDataDir, "`directory` of the embedded store (created if missing)")
+	num(&s.StoreRetain, "store-retain", store.DefaultRetain, "records kept behind the newest snapshot for resuming subscribers (0 keeps all)")
+	num(&s.StoreQueueLength, "store-queue-length", store.DefaultQueueLength, "writes waiting for the store writer before callers block")
+	num(&s.StoreBatchRecords, "store-batch-records", store.DefaultBatchRecords, "records in one group commit")
+	num(&s.StoreBatchBytes, "store-batch-bytes", store.DefaultBatchBytes, "bytes in one group commit")
+	num(&s.StoreCheckpointRecords, "store-checkpoint-records", store.DefaultCheckpointRecords, "write-ahead log records before a checkpoint")
+	num(&s.StoreCheckpointBytes, "store-checkpoint-bytes", store.DefaultCheckpointBytes, "write-ahead log bytes before a checkpoint")
+	num(&s.StoreMaxFileBytes, "store-max-file-bytes", 0, "cap on the database file; reaching it refuses writes as a full disk would (0: no cap)")
+	num(&s.StoreMmapBytes, "store-mmap-bytes", store.DefaultMmapBytes, "initial memory map of the database file")
+	dur(&s.StoreProbeInterval, "store-probe-interval", store.DefaultProbeInterval, "how often a failed store tries a probe write")
+
+	fs.BoolVar(&s.ReadOnly, "read-only", false, "refuse every commit with read-only (the local policy; no backend needed)")
+
+	num(&s.RateLimit, "rate-limit", admission.DefaultLimit, "handshakes per address per -rate-window (0 turns the limit off)")
+	dur(&s.RateWindow, "rate-window", admission.DefaultWindow, "window of -rate-limit")
+	num(&s.RateAddresses, "rate-max-addresses", admission.DefaultMaxAddresses, "addresses the rate limiter tracks (least recently seen forgotten first)")
+	fs.Var(&s.AllowedOrigins, "allowed-origins", "comma-separated `origins` allowed besides the request's own host (\"any\" turns the Origin rule off)")
+	fs.BoolVar(&s.TrustProxy, "trust-proxy", false, "take the peer address from X-Forwarded-For and TLS from X-Forwarded-Proto (only behind a proxy that sets them)")
+
+	fs.Int64Var(&s.MaxMessageBytes, "max-message-bytes", 1<<20, "largest WebSocket message read; larger closes the socket with 1009")
+	num(&s.MaxPendingBytes, "max-pending-bytes", 4<<20, "bytes queued toward one connection before it is ended with slow-consumer")
+	num(&s.MaxFramesInFlight, "max-frames-in-flight", 64, "commits frames one connection may have waiting for verdicts before reading pauses")
+	num(&s.MaxTopicsPerLink, "max-topics-per-link", 1024, "topics (open documents) on one link")
+	num(&s.MaxPendingPerDocument, "max-pending-per-document", 8192, "commits waiting on one document before refusing with too-many-pending-commits")
+	num(&s.MaxInFlightVerdicts, "max-in-flight-verdicts", 256, "questions to the authority in flight per document")
+	num(&s.MaxObservables, "max-observables", document.DefaultMaxObservables, "observables one document may hold")
+	num(&s.MaxSlots, "max-slots", document.DefaultMaxSlots, "slots one document may hold")
+	num(&s.MaxCommitBytes, "max-commit-bytes", commit.DefaultMaxCommitBytes, "bytes of one commit a peer sends (commit-too-large beyond)")
+	num(&s.MaxDeltas, "max-deltas", commit.DefaultMaxDeltas, "deltas in one commit a peer sends (too-many-deltas beyond)")
+	dur(&s.JudgeTimeout, "judge-timeout", 5*time.Second, "time the authority has for one verdict before the commit is refused with authority-timeout")
+	dur(&s.WriteTimeout, "write-timeout", 10*time.Second, "time one socket write may take")
+	dur(&s.PingInterval, "ping-interval", 30*time.Second, "how often an idle connection is pinged (0 turns pings off)")
+	dur(&s.PingTimeout, "ping-timeout", 15*time.Second, "time a peer has to answer a ping before it is ended")
+	dur(&s.IdleUnload, "idle-unload", time.Minute, "how long a document nobody has open stays in memory")
+	num(&s.SnapshotEvery, "snapshot-every", 1000, "commits between stored snapshots of a document")
+	fs.BoolVar(&s.Compression, "compression", false, "offer permessage-deflate with context takeover")
+
+	dur(&s.DrainTimeout, "drain-timeout", defaultDrainTimeout, "deadline for the drain on SIGTERM or SIGINT; past it the process exits 1")
+	str(&s.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	str(&s.LogFormat, "log-format", "text", "log `format`: text or json")
+}
+
+const (
+	storeBolt   = "bolt"
+	storeMemory = "memory"
+)

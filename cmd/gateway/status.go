@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway"
+)
+
+// maxStatusEntries bounds the documents and the links one status page
+// lists; the totals are always given.
+const maxStatusEntries = 1000
+
+type statusPage struct {
+	Version       string           `json:"version"`
+	StartedAt     time.Time        `json:"started_at"`
+	UptimeSeconds float64          `json:"uptime_seconds"`
+	Draining      bool             `json:"draining"`
+	Listeners     boundAddrs       `json:"listeners"`
+	Store         storeStatus      `json:"store"`
+	Authority     authorityStatus  `json:"authority"`
+	Documents     []documentStatus `json:"documents"`
+	DocumentsAll  int              `json:"documents_total"`
+	Links         []linkStatus     `json:"links"`
+	LinksAll      int              `json:"links_total"`
+	Counters      counters         `json:"counters"`
+}
+
+type storeStatus struct {
+	Kind    string `json:"kind"`
+	Healthy bool   `json:"healthy"`
+	Error   string `json:"error,omitempty"`
+}
+
+// authorityStatus: every document is judged by the local policy until the
+// gRPC bridge lets backends claim documents; Streams then lists each claim.
+type authorityStatus struct {
+	Kind     string         `json:"kind"`
+	ReadOnly bool           `json:"read_only"`
+	Streams  []streamStatus `json:"streams"`
+}
+
+type streamStatus struct {
+	Name                string `json:"name"`
+	State               string `json:"state"`
+	LastError           string `json:"last_error,omitempty"`
+	ConsecutiveFailures int    `json:"consecutive_failures"`
+}
+
+type documentStatus struct {
+	Name              string `json:"name"`
+	Cursor            uint64 `json:"cursor"`
+	DurableCursor     uint64 `json:"durable_cursor"`
+	Links             int    `json:"links"`
+	Subscribers       int    `json:"subscribers"`
+	Pending           int    `json:"pending_commits"`
+	QuestionsInFlight int    `json:"questions_in_flight"`
+}
+
+type linkStatus struct {
+	ID            string   `json:"id"`
+	QueueMessages int      `json:"queue_messages"`
+	QueueBytes    int      `json:"queue_bytes"`
+	LastPongAge   *float64 `json:"last_pong_age_seconds"` // null: no pong yet
+}
+
+type counters struct {
+	Connections      int64            `json:"connections"`
+	ConnectionsTotal int64            `json:"connections_total"`
+	Received         int64            `json:"commits_received"`
+	Applied          int64            `json:"commits_applied"`
+	Delivered        int64            `json:"commits_delivered"`
+	PeerRefusals     int64            `json:"peer_refusals"`
+	SlowConsumerEnds int64            `json:"slow_consumer_ends"`
+	Refused          map[string]int64 `json:"refused_by_reason"`
+	Faults           map[string]int64 `json:"faults_by_reason"`
+	Handshakes       map[string]int64 `json:"handshake_refusals_by_reason"`
+}
+
+func (a *app) status(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), statusTimeout)
+	defer cancel()
+	now := time.Now()
+	st := a.gw.Status(ctx)
+	page := statusPage{
+		Version:       buildVersion(),
+		StartedAt:     a.started.UTC(),
+		UptimeSeconds: now.Sub(a.started).Seconds(),
+		Draining:      st.Draining || a.draining.Load(),
+		Listeners:     a.addrs,
+		Store:         storeStatus{Kind: a.cfg.Store},
+		Authority:     authorityStatus{Kind: "local-policy", ReadOnly: a.cfg.ReadOnly, Streams: []streamStatus{}},
+		Documents:     []documentStatus{},
+		DocumentsAll:  len(st.Documents),
+		Links:         []linkStatus{},
+		LinksAll:      len(st.Links),
+		Counters:      countersOf(a.gw.Metrics(), st),
+	}
+	if err := a.store.Healthy(ctx); err != nil {
+		page.Store.Error = err.Error()
+	} else {
+		page.Store.Healthy = true
+	}
+	for i, d := range st.Documents {
+		if i == maxStatusEntries {
+			break
+		}
+		page.Documents = append(page.Documents, documentStatus{
+			Name: d.Name, Cursor: d.Cursor, DurableCursor: d.Durable, Links: d.Links,
+			Subscribers: d.Subscribers, Pending: d.Pending, QuestionsInFlight: d.InFlight,
+		})
+	}
+	for i, l := range st.Links {
+		if i == maxStatusEntries {
+			break
+		}
+		ls := linkStatus{ID: l.ID, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes}
+		if !l.LastPong.IsZero() {
+			age := now.Sub(l.LastPong).Seconds()
+			ls.LastPongAge = &age
+		}
+		page.Links = append(page.Links, ls)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(page)
+}
+
+func countersOf(m *gateway.Metrics, st gateway.Status) counters {
+	c := counters{
+		Connections:      m.Connections.Load(),
+		ConnectionsTotal: m.ConnsTotal.Load(),
+		Received:         m.Received.Load(),
+		Applied:          m.Applied.Load(),
+		Delivered:        m.Delivered.Load(),
+		PeerRefusals:     m.PeerRefusals.Load(),
+		SlowConsumerEnds: m.SlowConsumers.Load(),
+		Refused:          map[string]int64{},
+		Faults:           map[string]int64{},
+		Handshakes:       map[string]int64{},
+	}
+	for _, r := range m.Refusals() {
+		c.Refused[r.Reason] = r.N
+	}
+	for _, f := range m.Faults() {
+		c.Faults[f.Reason] = f.N
+	}
+	for k, v := range st.Handshakes {
+		c.Handshakes[k] = int64(v)
+	}
+	return c
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/gateway/store"
+)
+
+// minTokenBytes is the shortest bearer token accepted: shorter ones are
+// guessable.
+const minTokenBytes = 16
+
+// resolved is what validation produced beyond the settings themselves.
+type resolved struct {
+	wsTLS    *tls.Config // nil: plain
+	grpcTLS  *tls.Config // nil: plain
+	logLevel slog.Level
+}
+
+// adminPaths are served beside the WebSocket; no WebSocket path may take one.
+var adminPaths = []string{"/healthz", "/readyz", "/metrics", "/status"}
+
+// validate checks every setting and loads the TLS files. The first setting
+// that cannot work is the error, named.
+func (p *parsed) validate() (*resolved, error) {
+	s := &p.s
+	r := &resolved{}
+	check := func(name string, err error) error {
+		if err != nil {
+			return p.invalid(name, err)
+		}
+		return nil
+	}
+	errs := []error{
+		check("ws-addr", checkAddr(s.WSAddr, false)),
+		check("admin-addr", checkAddr(s.AdminAddr, true)),
+		check("grpc-addr", checkAddr(s.GRPCAddr, false)),
+		check("ws-paths", checkPaths(s.WSPaths, s.AdminAddr == "")),
+		check("store", oneOf(s.Store, storeBolt, storeMemory)),
+		check("data-dir", nonEmpty(s.DataDir, s.Store == storeBolt)),
+		check("log-format", oneOf(s.LogFormat, "text", "json")),
+		check("log-level", r.logLevel.UnmarshalText([]byte(s.LogLevel))),
+		check("allowed-origins", checkOrigins(s.AllowedOrigins)),
+		check("grpc-token", checkToken(s.GRPCToken)),
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+		zero bool // zero allowed (it turns the feature off)
+	}{
+		{"store-probe-interval", s.StoreProbeInterval, false},
+		{"rate-window", s.RateWindow, false},
+		{"judge-timeout", s.JudgeTimeout, false},
+		{"write-timeout", s.WriteTimeout, false},
+		{"ping-interval", s.PingInterval, true},
+		{"ping-timeout", s.PingTimeout, false},
+		{"idle-unload", s.IdleUnload, false},
+		{"drain-timeout", s.DrainTimeout, false},
+	} {
+		errs = append(errs, check(d.name, positive(int64(d.v), d.zero)))
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+		zero bool
+	}{
+		{"store-retain", int64(s.StoreRetain), true},
+		{"store-queue-length", int64(s.StoreQueueLength), false},
+		{"store-batch-records", int64(s.StoreBatchRecords), false},
+		{"store-batch-bytes", int64(s.StoreBatchBytes), false},
+		{"store-checkpoint-records", int64(s.StoreCheckpointRecords), false},
+		{"store-checkpoint-bytes", int64(s.StoreCheckpointBytes), false},
+		{"store-max-file-bytes", int64(s.StoreMaxFileBytes), true},
+		{"store-mmap-bytes", int64(s.StoreMmapBytes), false},
+		{"rate-limit", int64(s.RateLimit), true},
+		{"rate-max-addresses", int64(s.RateAddresses), false},
+		{"max-message-bytes", s.MaxMessageBytes, false},
+		{"max-pending-bytes", int64(s.MaxPendingBytes), false},
+		{"max-frames-in-flight", int64(s.MaxFramesInFlight), false},
+		{"max-topics-per-link", int64(s.MaxTopicsPerLink), false},
+		{"max-pending-per-document", int64(s.MaxPendingPerDocument), false},
+		{"max-in-flight-verdicts", int64(s.MaxInFlightVerdicts), false},
+		{"max-observables", int64(s.MaxObservables), false},
+		{"max-slots", int64(s.MaxSlots), false},
+		{"max-commit-bytes", int64(s.MaxCommitBytes), false},
+		{"max-deltas", int64(s.MaxDeltas), false},
+		{"snapshot-every", int64(s.SnapshotEvery), false},
+	} {
+		errs = append(errs, check(n.name, positive(n.v, n.zero)))
+	}
+	if err := firstOf(errs); err != nil {
+		return nil, err
+	}
+	if s.MaxCommitBytes > store.MaxRecordBytes {
+		// The store would refuse a commit the gateway accepted.
+		return nil, p.invalid("max-commit-bytes", fmt.Errorf("above the store's record limit of %d bytes", store.MaxRecordBytes))
+	}
+
+	var err error
+	if r.wsTLS, err = p.loadPair("tls-cert", "tls-key"); err != nil {
+		return nil, err
+	}
+	if r.grpcTLS, err = p.loadPair("grpc-tls-cert", "grpc-tls-key"); err != nil {
+		return nil, err
+	}
+	if s.GRPCClientCA != "" {
+		if r.grpcTLS == nil {
+			return nil, p.invalid("grpc-client-ca", errors.New("mutual TLS needs -grpc-tls-cert and -grpc-tls-key"))
+		}
+		pool, err := loadPool(s.GRPCClientCA)
+		if err != nil {
+			return nil, p.invalid("grpc-client-ca", err)
+		}
+		r.grpcTLS.ClientCAs = pool
+		r.grpcTLS.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return r, nil
+}
+
+func firstOf(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// checkAddr accepts host:port with a numeric port; empty only when optional.
+func checkAddr(a string, optional bool) error {
+	if a == "" {
+		if optional {
+			return nil
+		}
+		return errors.New("an address is required (host:port)")
+	}
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return err
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+func checkPaths(paths []string, sharesAdmin bool) error {
+	if len(paths) == 0 {
+		return errors.New("at least one path is required")
+	}
+	for _, p := range paths {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("path %q does not start with /", p)
+		}
+		if sharesAdmin {
+			for _, a := range adminPaths {
+				if p == a {
+					return fmt.Errorf("path %q is an operator endpoint on this listener (set -admin-addr to move those)", p)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkOrigins(origins []string) error {
+	var ce *admission.ConfigError
+	if err := (admission.Config{AllowedOrigins: origins}).Validate(); errors.As(err, &ce) {
+		return fmt.Errorf("%q is not an origin (scheme://host[:port]) or \"any\"", ce.Value)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkToken(t string) error {
+	if t == "" {
+		return nil
+	}
+	if strings.TrimSpace(t) != t || strings.ContainsAny(t, " \t\r\n") {
+		return errors.New("a bearer token holds no whitespace")
+	}
+	if len(t) < minTokenBytes {
+		return fmt.Errorf("shorter than %d bytes", minTokenBytes)
+	}
+	return nil
+}
+
+func oneOf(v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+}
+
+func nonEmpty(v string, required bool) error {
+	if required && strings.TrimSpace(v) == "" {
+		return errors.New("a directory is required")
+	}
+	return nil
+}
+
+func positive(v int64, zeroOK bool) error {
+	switch {
+	case v > 0:
+		return nil
+	case v == 0 && zeroOK:
+		return nil
+	case zeroOK:
+		return errors.New("must not be negative")
+	}
+	return errors.New("must be positive")
+}
+
+// loadPair loads a certificate and key given together, or neither.
+func (p *parsed) loadPair(certFlag, keyFlag string) (*tls.Config, error) {
+	cert, key := p.fs.Lookup(certFlag).Value.String(), p.fs.Lookup(keyFlag).Value.String()
+	switch {
+	case cert == "" && key == "":
+		return nil, nil
+	case cert == "":
+		return nil, p.invalid(certFlag, fmt.Errorf("-%s is set, so -%s is required", keyFlag, certFlag))
+	case key == "":
+		return nil, p.invalid(keyFlag, fmt.Errorf("-%s is set, so -%s is required", certFlag, keyFlag))
+	}
+	for _, name := range []string{certFlag, keyFlag} {
+		if _, err := os.Stat(p.fs.Lookup(name).Value.String()); err != nil {
+			return nil, p.invalid(name, err)
+		}
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, p.invalid(certFlag, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+func loadPool(file string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, errors.New("holds no PEM certificate")
+	}
+	return pool, nil
+}
+
+// prepareDataDir creates the data directory and proves it writable, so a
+// bad -data-dir fails at start, named, not at the first commit.
+func (p *parsed) prepareDataDir() error {
+	if p.s.Store != storeBolt {
+		return nil
+	}
+	dir := p.s.DataDir
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return p.invalid("data-dir", err)
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return p.invalid("data-dir", fmt.Errorf("not writable: %w", err))
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return p.invalid("data-dir", err)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"context"
+	"sort"
+	"time"
+)
+
+// A read-only snapshot of the server for an operator's status page and for
+// metrics gauges. Nothing here changes state; hub fields are read on the hub
+// goroutine, connection fields under the connection's lock.
+
+// DocumentStatus is one document in memory.
+type DocumentStatus struct {
+	Name        string
+	Cursor      uint64 // last applied
+	Durable     uint64 // last made durable
+	Links       int
+	Subscribers int
+	Pending     int // commits waiting for a verdict
+	InFlight    int // questions to the authority now
+	Unflushed   int // applied, not yet durable
+}
+
+// LinkStatus is one open connection (one link).
+type LinkStatus struct {
+	ID string
+	// QueueMessages and QueueBytes are what hubs queued toward the socket
+	// and the writer has not taken yet (bytes as counted against
+	// MaxPendingBytes).
+	QueueMessages int
+	QueueBytes    int
+	// LastPong is when the peer last answered a ping; zero when it never did.
+	LastPong time.Time
+}
+
+// Status is the whole snapshot.
+type Status struct {
+	Draining  bool
+	Documents []DocumentStatus
+	Links     []LinkStatus
+	// Handshakes is upgrades refused at the door, by reason.
+	Handshakes map[string]uint64
+}
+
+// Draining reports whether Shutdown has begun.
+func (s *Server) Draining() bool { return s.closing.Load() }
+
+// Status returns a snapshot. A hub that does not answer before ctx ends is
+// left out, so a stuck document cannot stall the caller.
+func (s *Server) Status(ctx context.Context) Status {
+	st := Status{Draining: s.closing.Load(), Handshakes: s.gate.Refusals()}
+	for _, h := range s.reg.all() {
+		res := make(chan DocumentStatus, 1)
+		if !h.post(func() {
+			res <- DocumentStatus{
+				Name: h.name, Cursor: h.cursor, Durable: h.durable,
+				Links: len(h.members), Subscribers: len(h.subs),
+				Pending: len(h.pending), InFlight: h.inflight,
+				Unflushed: len(h.unflushed) + len(h.appending),
+			}
+		}) {
+			continue
+		}
+		select {
+		case d := <-res:
+			st.Documents = append(st.Documents, d)
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	sort.Slice(st.Documents, func(i, j int) bool { return st.Documents[i].Name < st.Documents[j].Name })
+	s.conns.Range(func(k, _ any) bool {
+		c := k.(*conn)
+		c.mu.Lock()
+		ls := LinkStatus{ID: c.id, QueueMessages: len(c.queue), QueueBytes: c.queued}
+		c.mu.Unlock()
+		if ns := c.lastPong.Load(); ns != 0 {
+			ls.LastPong = time.Unix(0, ns)
+		}
+		st.Links = append(st.Links, ls)
+		return true
+	})
+	// IDs are "c" and a number: shorter is older.
+	sort.Slice(st.Links, func(i, j int) bool {
+		a, b := st.Links[i].ID, st.Links[j].ID
+		return len(a) < len(b) || len(a) == len(b) && a < b
+	})
+	return st
+}
