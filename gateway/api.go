@@ -235,8 +235,8 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 			}
 			next = r.Cursor + 1
 		}
-		if len(recs) == page {
-			continue
+		if len(recs) > 0 {
+			continue // a read may stop short at its byte bound
 		}
 		select {
 		case <-sub.wake:

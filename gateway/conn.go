@@ -122,7 +122,6 @@ func (c *conn) post(m connMsg) {
 	c.queued += len(m.data) + 64
 	if c.queued > c.srv.cfg.MaxPendingBytes {
 		c.mu.Unlock()
-		c.srv.metrics.slowConsumer()
 		c.end(&endReason{fault: ReasonSlowConsumer, message: "the connection did not keep up with its documents", status: websocket.StatusPolicyViolation})
 		return
 	}
@@ -145,6 +144,9 @@ func (c *conn) end(r *endReason) {
 	c.endErr = r
 	c.queue = nil
 	c.mu.Unlock()
+	if r.fault == ReasonSlowConsumer {
+		c.srv.metrics.slowConsumer()
+	}
 	c.cancel()
 }
 
@@ -451,7 +453,7 @@ func (c *conn) write() bool {
 		err = c.ws.Write(ctx, websocket.MessageBinary, c.out)
 		cancel()
 		if err != nil {
-			c.end(&endReason{fault: ReasonSlowConsumer, status: websocket.StatusPolicyViolation})
+			c.end(&endReason{fault: ReasonSlowConsumer, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
 			return false
 		}
 	}

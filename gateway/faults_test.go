@@ -1,0 +1,164 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// eventually waits for cond, checking every few milliseconds, up to 20 s.
+// It waits on a condition, never for a fixed time.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(20 * time.Second)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A peer that stops reading is ended with slow-consumer, while the others'
+// deliveries go on.
+func TestSlowConsumerIsEnded(t *testing.T) {
+	ts := startGateway(t, gateway.Config{MaxPendingBytes: 2 << 20, WriteTimeout: 300 * time.Millisecond})
+	w := dial(t, ts.url, peer.Options{})
+	wd, err := w.Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := dial(t, ts.url, peer.Options{EventBuffer: 1 << 14})
+	fd, err := fast.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The slow one opens the document and then never reads.
+	// A small receive buffer turns off the kernel's autotuning, so the
+	// socket fills after a few megabytes instead of tens.
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(4096)
+		}
+		return c, err
+	}}
+	defer tr.CloseIdleConnections()
+	slow, _, err := websocket.Dial(ctxT(t), ts.url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.CloseNow()
+	open, _ := frame.Encode(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
+	if err := slow.Write(ctxT(t), websocket.MessageBinary, open); err != nil {
+		t.Fatal(err)
+	}
+	waitForLinks(t, ts.Server, "doc", 3)
+	big := strings.Repeat("x", 32<<10)
+	const n = 600 // about 19 MiB, far past any socket buffer
+	for i := range n {
+		if _, err := set(wd, key(0, i%10), commit.TextValue(big[:len(big)-i%7])); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			waitCursor(t, ts.Server, "doc", uint64(i+1)) // keep the writer's own socket moving
+		}
+	}
+	waitApplied(t, fd, n)
+	eventually(t, "slow-consumer", func() bool { return ts.Metrics().SlowConsumers.Load() == 1 })
+	waitForLinks(t, ts.Server, "doc", 2)
+	// Reading now, the slow peer finds its socket closed.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := slow.Read(ctx); err != nil {
+			if ctx.Err() != nil {
+				t.Fatal("the slow socket was never closed")
+			}
+			break
+		}
+	}
+}
+
+func waitForLinks(t *testing.T, s *gateway.Server, name string, n int) {
+	t.Helper()
+	eventually(t, "links", func() bool {
+		for _, d := range s.Documents(context.Background()) {
+			if d.Name == name {
+				return d.Links == n
+			}
+		}
+		return false
+	})
+}
+
+// A store that fails writes makes the gateway refuse new commits with
+// store-unavailable and keep what it stored; writes resume once it recovers.
+func TestFailingStoreRefusesAndRecovers(t *testing.T) {
+	var failing atomic.Bool
+	st, err := store.Open(t.TempDir(), store.Options{Fault: func() error {
+		if failing.Load() {
+			return errors.New("injected: no space left on device")
+		}
+		return nil
+	}, ProbeInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ts := startGateway(t, gateway.Config{Store: st})
+	a := dial(t, ts.url, peer.Options{})
+	da, err := a.Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dial(t, ts.url, peer.Options{})
+	db, err := b.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set(da, "before", text("1")); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, db, 1)
+	failing.Store(true)
+	seq, _ := set(da, "during", text("2"))
+	r := nextEvent[peer.Refused](t, da)
+	if r.Seq != seq || r.Reasons[0].Code != string(gateway.ReasonStoreUnavailable) {
+		t.Fatalf("refusal %+v, want store-unavailable for seq %d", r, seq)
+	}
+	if st.Healthy(context.Background()) == nil {
+		t.Fatal("the store says it is healthy while failing")
+	}
+	failing.Store(false)
+	if err := st.Healthy(context.Background()); err != nil {
+		t.Fatalf("the store did not recover: %v", err)
+	}
+	// a still holds its refused write (peers keep them); b never saw it.
+	if _, err := set(da, "after", text("3")); err != nil {
+		t.Fatal(err)
+	}
+	got := waitApplied(t, db, 1)
+	if k := got[0].Commit.Deltas[0].Ref.Key; k != "after" {
+		t.Fatalf("b got %q, want after", k)
+	}
+	if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != 2 {
+		t.Fatalf("cursor %d, want 2", cursor)
+	}
+}
