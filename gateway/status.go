@@ -50,9 +50,14 @@ func (s *Server) Draining() bool { return s.closing.Load() }
 // left out, so a stuck document cannot stall the caller.
 func (s *Server) Status(ctx context.Context) Status {
 	st := Status{Draining: s.closing.Load(), Handshakes: s.gate.Refusals()}
-	for _, h := range s.reg.all() {
-		res := make(chan DocumentStatus, 1)
-		if !h.post(func() {
+	// Ask every hub first and gather after, so the wait is one round trip,
+	// not one per document. The channel holds every answer, so a hub that
+	// answers after ctx ended never blocks.
+	hubs := s.reg.all()
+	res := make(chan DocumentStatus, len(hubs))
+	asked := 0
+	for _, h := range hubs {
+		if h.post(func() {
 			res <- DocumentStatus{
 				Name: h.name, Cursor: h.cursor, Durable: h.durable,
 				Links: len(h.members), Subscribers: len(h.subs),
@@ -60,15 +65,16 @@ func (s *Server) Status(ctx context.Context) Status {
 				Unflushed: len(h.unflushed) + len(h.appending),
 			}
 		}) {
-			continue
+			asked++
 		}
+	}
+gather:
+	for range asked {
 		select {
 		case d := <-res:
 			st.Documents = append(st.Documents, d)
 		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
+			break gather
 		}
 	}
 	sort.Slice(st.Documents, func(i, j int) bool { return st.Documents[i].Name < st.Documents[j].Name })

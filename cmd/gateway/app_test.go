@@ -42,7 +42,7 @@ type testApp struct {
 	srv *httptest.Server
 }
 
-func newTestApp(t *testing.T, args ...string) *testApp {
+func newTestApp(t testing.TB, args ...string) *testApp {
 	t.Helper()
 	p, res, err := parseAndValidate(append([]string{"-store", "memory", "-ping-interval", "0"}, args...), nil)
 	if err != nil {
@@ -86,7 +86,7 @@ func (ta *testApp) get(t *testing.T, path string, header http.Header) (int, stri
 
 // scrape gathers the registry into name{labels} -> value (histograms give
 // their sample count under name_count).
-func (ta *testApp) scrape(t *testing.T) map[string]float64 {
+func (ta *testApp) scrape(t testing.TB) map[string]float64 {
 	t.Helper()
 	families, err := ta.reg.Gather()
 	if err != nil {
@@ -125,12 +125,12 @@ func labelsOf(m *dto.Metric) string {
 
 // peer is a bare aweft peer over coder/websocket.
 type peer struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	ws  *websocket.Conn
 }
 
-func dialPeer(t *testing.T, ctx context.Context, url string) *peer {
+func dialPeer(t testing.TB, ctx context.Context, url string) *peer {
 	t.Helper()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/", nil)
 	if err != nil {
@@ -178,7 +178,7 @@ func (p *peer) create(name string, root commit.ID) {
 	p.send(frame.Frame{Kind: frame.State, Topic: 1})
 }
 
-func setTitle(t *testing.T, root commit.ID, title string) []byte {
+func setTitle(t testing.TB, root commit.ID, title string) []byte {
 	t.Helper()
 	b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root, Ref: commit.ObjectKey("title"), Value: commit.TextValue(title)}}})
 	if err != nil {
@@ -187,7 +187,7 @@ func setTitle(t *testing.T, root commit.ID, title string) []byte {
 	return b
 }
 
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

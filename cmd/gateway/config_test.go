@@ -227,7 +227,7 @@ func TestHelpListsEverySetting(t *testing.T) {
 	}
 	text := out.String()
 	p.fs.VisitAll(func(f *flag.Flag) {
-		if !strings.Contains(text, "-"+f.Name+" ") {
+		if !strings.Contains(text, "  -"+f.Name+" ") && !strings.Contains(text, "  -"+f.Name+"\n") {
 			t.Errorf("usage lacks -%s", f.Name)
 		}
 		if !strings.Contains(text, "env "+envName(f.Name)) {

@@ -113,7 +113,10 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "Every flag -name has the environment variable %sNAME (dashes become\nunderscores); a flag wins over the variable, the variable over the default.\n\n", envPrefix)
 	fs.VisitAll(func(f *flag.Flag) {
 		kind, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  -%s %s\n    \t%s\n    \tenv %s", f.Name, kind, usage, envName(f.Name))
+		if kind != "" {
+			kind = " " + kind
+		}
+		fmt.Fprintf(w, "  -%s%s\n    \t%s\n    \tenv %s", f.Name, kind, usage, envName(f.Name))
 		if f.DefValue != "" {
 			fmt.Fprintf(w, ", default %s", f.DefValue)
 		}
