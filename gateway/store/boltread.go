@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Reads run in bbolt read transactions, beside the writer. A document's
+// newest records may still be only in the wal (and in pend, its in-memory
+// index): a reader copies its pend slice first and then opens its
+// transaction, so a record folded into the log in between is seen in one
+// place or the other, never lost between them.
+
+// pending returns doc's records not yet in the log, as of now. The slice is
+// shared: only read it.
+func (s *Bolt) pending(doc string) []Record {
+	s.pmu.RLock()
+	p := s.pend[doc]
+	s.pmu.RUnlock()
+	return p
+}
+
+func (s *Bolt) view(fn func(*bolt.Tx) error) error {
+	s.gate.RLock()
+	closed := s.closed
+	s.gate.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	err := s.db.View(fn)
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	return err
+}
+
+// readState loads doc for a reader, failing when it does not exist.
+func readState(tx *bolt.Tx, doc string, p []Record) (docState, error) {
+	var pendLast uint64
+	if len(p) > 0 {
+		pendLast = p[len(p)-1].Cursor
+	}
+	d, err := loadState(tx, doc, pendLast)
+	if err == nil && !d.exists {
+		err = errorf(UnknownDocument, doc, "no such document")
+	}
+	return d, err
+}
+
+// gather collects doc's consecutive records from cursor from on: from the
+// log while it has them, then from p.
+func gather(tx *bolt.Tx, doc string, p []Record, from uint64, maxCount, maxBytes int) ([]Record, error) {
+	var out []Record
+	size := 0
+	next := from
+	prefix := logPrefix(doc)
+	c := tx.Bucket(bucketLog).Cursor()
+	for k, v := c.Seek(logKey(doc, from)); k != nil; k, v = c.Next() {
+		cur, ok := logCursor(prefix, k)
+		if !ok || cur != next {
+			break
+		}
+		rec, err := decodeLogValue(cur, v)
+		if err != nil {
+			return nil, errorf(Corrupt, doc, "log record does not decode")
+		}
+		if !take(len(out), size, len(rec.Commit), maxCount, maxBytes) {
+			return out, nil
+		}
+		out = append(out, rec)
+		size += len(rec.Commit)
+		next++
+	}
+	if len(p) == 0 || next < p[0].Cursor || next > p[len(p)-1].Cursor {
+		return out, nil
+	}
+	for _, r := range p[next-p[0].Cursor:] {
+		if !take(len(out), size, len(r.Commit), maxCount, maxBytes) {
+			break
+		}
+		out = append(out, Record{Cursor: r.Cursor, Commit: slices.Clone(r.Commit), Origin: r.Origin})
+		size += len(r.Commit)
+	}
+	return out, nil
+}
+
+func (s *Bolt) Read(ctx context.Context, doc string, from uint64, max int) ([]Record, error) {
+	if err := checkName(doc); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := s.pending(doc)
+	var out []Record
+	err := s.view(func(tx *bolt.Tx) error {
+		d, err := readState(tx, doc, p)
+		if err != nil {
+			return err
+		}
+		if from, err = d.checkRead(doc, from); err != nil {
+			return err
+		}
+		out, err = gather(tx, doc, p, from, readLimit(max), MaxReadBytes)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (s *Bolt) Load(ctx context.Context, doc string) (*Snapshot, []Record, error) {
+	if err := checkName(doc); err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	p := s.pending(doc)
+	var snap *Snapshot
+	var tail []Record
+	err := s.view(func(tx *bolt.Tx) error {
+		d, err := readState(tx, doc, p)
+		if err != nil {
+			return err
+		}
+		snap = &Snapshot{Cursor: d.snapshot, Root: d.root, RootKind: d.kind}
+		if v := tx.Bucket(bucketSnaps).Get([]byte(doc)); len(v) > 0 {
+			snap.State = slices.Clone(v)
+		}
+		tail, err = gather(tx, doc, p, d.snapshot+1, MaxLoadRecords, MaxLoadBytes)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, tail, nil
+}
+
+func (s *Bolt) Info(ctx context.Context, doc string) (DocInfo, error) {
+	if err := checkName(doc); err != nil {
+		return DocInfo{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return DocInfo{}, err
+	}
+	p := s.pending(doc)
+	var info DocInfo
+	err := s.view(func(tx *bolt.Tx) error {
+		d, err := readState(tx, doc, p)
+		info = d.info(doc)
+		return err
+	})
+	if err != nil {
+		return DocInfo{}, err
+	}
+	return info, nil
+}
+
+func (s *Bolt) Documents(ctx context.Context) ([]DocInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.pmu.RLock()
+	lasts := make(map[string]uint64, len(s.pend))
+	for doc, p := range s.pend {
+		if len(p) > 0 {
+			lasts[doc] = p[len(p)-1].Cursor
+		}
+	}
+	s.pmu.RUnlock()
+	var out []DocInfo
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketDocs).ForEach(func(k, _ []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			doc := string(k)
+			d, err := loadState(tx, doc, lasts[doc])
+			if err != nil {
+				return err
+			}
+			out = append(out, d.info(doc))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,18 @@
+// Package store keeps every document's commit log durable, so that nothing
+// the gateway delivered is lost: a hub appends a document's commits with
+// gap-free cursors and delivers them only once Append has returned.
+//
+// Two implementations share one interface, Store: Open, an embedded
+// crash-safe store on one bbolt file with group commit (many concurrent
+// appends share one transaction and one sync), and NewMemory, for tests and
+// diskless runs. Both keep a document as a snapshot (its whole state at a
+// cursor, which also fixes its root) plus the records after it, and retain
+// Options.Retain records behind the newest snapshot for subscribers that
+// resume.
+//
+// The store knows nothing of sockets, links or the document model: commits
+// and states are opaque bytes. It does not decode, validate or apply them,
+// does not assign cursors (the hub does, and the store checks them), and
+// does not decide when to snapshot. Errors are *Error values with a stable
+// Reason; see errors.go for the table.
+package store
