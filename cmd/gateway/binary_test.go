@@ -84,6 +84,7 @@ type process struct {
 	stderr bytes.Buffer
 	done   chan struct{} // closed when stderr hits EOF
 	addrs  boundAddrs
+	ready  string // the -ready-file
 }
 
 // cleanEnv is the environment without any WEFTGATE_ setting of the caller's.
@@ -107,7 +108,7 @@ func startGateway(t *testing.T, dataDir string, args ...string) *process {
 		"-data-dir", dataDir, "-ready-file", readyFile,
 		"-log-format", "json", "-drain-timeout", testDrain.String(),
 	}
-	p := &process{t: t, lines: make(chan map[string]any, 256), done: make(chan struct{})}
+	p := &process{t: t, lines: make(chan map[string]any, 256), done: make(chan struct{}), ready: readyFile}
 	p.cmd = exec.Command(gatewayBinary(t), append(base, args...)...)
 	p.cmd.Env = cleanEnv()
 	errPipe, err := p.cmd.StderrPipe()
@@ -232,40 +233,6 @@ func (p *process) status() statusPage {
 	return st
 }
 
-// openDocument dials the gateway and opens name, returning the socket and
-// the gateway's own open for it.
-func openDocument(t *testing.T, ctx context.Context, addr, name string, root *frame.Root) (*websocket.Conn, frame.Frame) {
-	t.Helper()
-	ws, _, err := websocket.Dial(ctx, "ws://"+addr+"/", nil)
-	if err != nil {
-		t.Fatalf("dial: %v", err)
-	}
-	t.Cleanup(func() { ws.CloseNow() })
-	// Holding nothing, a peer must want the gateway's state.
-	b, err := frame.Encode(frame.Frame{Kind: frame.Open, Topic: 1, Name: name, Root: root, Want: root == nil})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
-		t.Fatalf("send open: %v", err)
-	}
-	typ, msg, err := ws.Read(ctx)
-	if err != nil {
-		t.Fatalf("read the gateway's open: %v", err)
-	}
-	if typ != websocket.MessageBinary {
-		t.Fatalf("gateway sent a %v message, want binary", typ)
-	}
-	f, err := frame.Decode(msg)
-	if err != nil {
-		t.Fatalf("gateway's frame: %v", err)
-	}
-	if f.Kind != frame.Open || f.Name != name || f.Root == nil {
-		t.Fatalf("gateway answered %+v, want its open of %q with a root", f, name)
-	}
-	return ws, f
-}
-
 func metricValue(t *testing.T, body, series string) string {
 	t.Helper()
 	for _, line := range strings.Split(body, "\n") {
@@ -290,32 +257,31 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 		t.Fatalf("/readyz: %d %q", code, body)
 	}
 
-	root := &frame.Root{ID: commit.NewID(), Kind: commit.Map}
-	ws, share := openDocument(t, ctx, p.addrs.WS, "e2e", root)
-	if *share.Root != *root || !share.Want {
-		t.Fatalf("gateway's open %+v: want our root and a want for our state", share)
-	}
-	// The gateway minted the document from our root and wants its state:
-	// an empty one.
-	b, err := frame.Encode(frame.Frame{Kind: frame.State, Topic: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
-		t.Fatal(err)
-	}
+	// Peer a creates a document and commits into it; peer b, which joined
+	// it, receives the commit, which the gateway delivers only once it is
+	// durable.
+	url := "http://" + p.addrs.WS
+	root := commit.NewID()
+	a := dialPeer(t, ctx, url)
+	a.create("e2e", root)
+	b := dialPeer(t, ctx, url)
+	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "e2e", Want: true})
+	b.expect(frame.Open)
+	b.expect(frame.State)
+	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "kept")}})
+	b.expect(frame.Commits)
 
 	st := p.status()
-	if len(st.Documents) != 1 || st.Documents[0].Name != "e2e" || st.Documents[0].Links != 1 {
-		t.Errorf("status documents %+v, want e2e with one link", st.Documents)
+	if len(st.Documents) != 1 || st.Documents[0].Name != "e2e" || st.Documents[0].Links != 2 || st.Documents[0].DurableCursor != 1 {
+		t.Errorf("status documents %+v, want e2e with two links at durable cursor 1", st.Documents)
 	}
-	if len(st.Links) != 1 || st.LinksAll != 1 {
-		t.Errorf("status links %+v, want one", st.Links)
+	if len(st.Links) != 2 || st.LinksAll != 2 {
+		t.Errorf("status links %+v, want two", st.Links)
 	}
 	if st.Draining || !st.Store.Healthy || st.Store.Kind != storeBolt {
 		t.Errorf("status %+v: want not draining, a healthy bolt store", st)
 	}
-	if st.Counters.Connections != 1 || st.Authority.Streams == nil {
+	if st.Counters.Connections != 2 || st.Authority.Streams == nil {
 		t.Errorf("status counters %+v authority %+v", st.Counters, st.Authority)
 	}
 
@@ -324,19 +290,23 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 		t.Fatalf("/metrics: %d", code)
 	}
 	for series, want := range map[string]string{
-		"weftgate_connections":       "1",
-		"weftgate_connections_total": "1",
-		"weftgate_links":             "1",
-		"weftgate_documents_open":    "1",
-		"weftgate_document_members":  "1",
-		"weftgate_draining":          "0",
-		"weftgate_store_up":          "1",
+		"weftgate_connections":              "2",
+		"weftgate_connections_total":        "2",
+		"weftgate_links":                    "2",
+		"weftgate_documents_open":           "1",
+		"weftgate_document_members":         "2",
+		"weftgate_commits_received_total":   "1",
+		"weftgate_commits_applied_total":    "1",
+		"weftgate_commits_delivered_total":  "1",
+		"weftgate_store_sync_seconds_count": "1",
+		"weftgate_draining":                 "0",
+		"weftgate_store_up":                 "1",
 	} {
 		if got := metricValue(t, metrics, series); got != want {
 			t.Errorf("%s = %s, want %s", series, got, want)
 		}
 	}
-	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "weftgate_build_info", "weftgate_authority_question_seconds_bucket", "weftgate_store_sync_seconds_bucket"} {
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "weftgate_build_info", "weftgate_authority_question_seconds_bucket"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics lacks %s", name)
 		}
@@ -344,10 +314,12 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 
 	// Read while the gateway drains, so its close handshake is answered
 	// as a real client answers it.
-	closed := readUntilClosed(ctx, ws)
+	closedA, closedB := readUntilClosed(ctx, a.ws), readUntilClosed(ctx, b.ws)
 	code = p.stop()
-	if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
-		t.Errorf("peer saw %v, want close 1001", err)
+	for _, closed := range []<-chan error{closedA, closedB} {
+		if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
+			t.Errorf("peer saw %v, want close 1001", err)
+		}
 	}
 	if code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, p.logs())
@@ -355,17 +327,31 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 	if !strings.Contains(p.logs(), `"msg":"drained"`) {
 		t.Errorf("no drained log:\n%s", p.logs())
 	}
-
-	// The document outlived the process: a peer that holds nothing is
-	// given the stored root.
-	p = startGateway(t, data)
-	_, share = openDocument(t, ctx, p.addrs.WS, "e2e", nil)
-	if *share.Root != *root {
-		t.Errorf("after restart the gateway shares root %+v, want %+v", share.Root, root)
+	if _, err := os.Stat(p.ready); !os.IsNotExist(err) {
+		t.Errorf("ready file still there after exit (%v)", err)
 	}
+
+	// The document and its commit outlived the process: a peer that holds
+	// nothing gets the stored root, then the state with the title.
+	p = startGateway(t, data)
+	c := dialPeer(t, ctx, "http://"+p.addrs.WS)
+	c.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "e2e", Want: true})
+	if f := c.expect(frame.Open); f.Root == nil || f.Root.ID != root || f.Root.Kind != commit.Object {
+		t.Errorf("after restart the gateway shares root %+v, want %v", f.Root, root)
+	}
+	state, err := commit.Decode(c.expect(frame.State).State)
+	if err != nil {
+		t.Fatalf("state: %v", err)
+	}
+	want := commit.Delta{Op: commit.Add, ID: root, Ref: commit.ObjectKey("title"), Value: commit.TextValue("kept")}
+	if len(state.Deltas) != 1 || state.Deltas[0] != want {
+		t.Errorf("state after restart %+v, want the title", state.Deltas)
+	}
+	closed := readUntilClosed(ctx, c.ws)
 	if code := p.stop(); code != 0 {
 		t.Fatalf("second run exit %d:\n%s", code, p.logs())
 	}
+	<-closed
 }
 
 func TestBinaryOperatorEndpointsOnAdminListenerWithTLS(t *testing.T) {
@@ -425,6 +411,7 @@ func TestBinaryRefusesBadSettings(t *testing.T) {
 		{"flag", []string{"-judge-timeout", "later"}, nil, []string{"-judge-timeout", "later"}},
 		{"environment", nil, []string{"WEFTGATE_WS_ADDR=nowhere"}, []string{"-ws-addr", "WEFTGATE_WS_ADDR"}},
 		{"busy port", []string{"-ws-addr", busy.Addr().String(), "-store", "memory"}, nil, []string{"-ws-addr", "address already in use"}},
+		{"ready file in a missing directory", []string{"-ws-addr", "127.0.0.1:0", "-store", "memory", "-ready-file", filepath.Join(bin+".missing", "ready.json")}, nil, []string{"-ready-file"}},
 		{"data dir under a file", []string{"-ws-addr", "127.0.0.1:0", "-data-dir", filepath.Join(bin, "data")}, nil, []string{"-data-dir"}},
 	}
 	for _, tc := range tests {

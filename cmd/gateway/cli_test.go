@@ -63,6 +63,7 @@ func TestCommands(t *testing.T) {
 		{args: []string{"launch"}, code: exitSettings, stderr: `unknown command "launch"`},
 		{args: []string{"config", "-max-topics-per-link", "-3"}, code: exitSettings, stderr: "-max-topics-per-link"},
 		{args: []string{"-log-level", "chatty"}, code: exitSettings, stderr: "-log-level"},
+		{args: []string{"-judge-timeout", "x"}, code: exitSettings, stderr: "-judge-timeout"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -75,6 +76,9 @@ func TestCommands(t *testing.T) {
 			}
 			if !strings.Contains(errOut, tc.stderr) {
 				t.Errorf("stderr %q lacks %q", errOut, tc.stderr)
+			}
+			if tc.code != exitOK && out != "" {
+				t.Errorf("a refused start printed to stdout:\n%s", out)
 			}
 		})
 	}

@@ -66,11 +66,13 @@ const redacted = "[redacted]"
 func parseSettings(args []string, getenv func(string) string, usage io.Writer) (*parsed, error) {
 	p := &parsed{fs: flag.NewFlagSet("gateway", flag.ContinueOnError), source: map[string]source{}}
 	bindFlags(p.fs, &p.s)
-	p.fs.SetOutput(io.Discard) // we print our own errors and usage
-	p.fs.Usage = func() { printUsage(usage, p.fs) }
+	// We print our own errors, and the usage only when asked: flag would
+	// print it after every bad value too.
+	p.fs.SetOutput(io.Discard)
+	p.fs.Usage = func() {}
 	if err := p.fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			p.fs.Usage()
+			printUsage(usage, p.fs)
 		}
 		return nil, err
 	}

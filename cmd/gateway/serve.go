@@ -182,6 +182,14 @@ func (a *app) tlsListener(l net.Listener) net.Listener {
 }
 
 func (a *app) run(ctx context.Context, ls *listeners, stopSignals func()) error {
+	// Connections wait in the listeners' backlogs until Serve below, so
+	// the addresses may be announced first.
+	if err := a.writeReadyFile(); err != nil {
+		ls.close()
+		a.gw.Shutdown(context.Background())
+		a.store.Close()
+		return a.p.invalid("ready-file", err)
+	}
 	wsMux, adminMux := a.handlers()
 	servers := []*http.Server{a.httpServer(wsMux)}
 	serveOn := []net.Listener{a.tlsListener(ls.ws)}
@@ -205,9 +213,6 @@ func (a *app) run(ctx context.Context, ls *listeners, stopSignals func()) error 
 	grpcDone := make(chan error, 1)
 	go func() { grpcDone <- a.serveGRPC(grpcCtx, ls.grpc) }()
 
-	if err := a.writeReadyFile(); err != nil {
-		a.log.Error("ready file", "file", a.cfg.ReadyFile, "err", err)
-	}
 	a.log.Info("listening", "version", buildVersion(), "ws", a.addrs.WS, "grpc", a.addrs.GRPC,
 		"admin", a.addrs.Admin, "tls", a.addrs.TLS, "grpc_tls", a.res.grpcTLS != nil, "store", a.cfg.Store)
 
@@ -266,6 +271,9 @@ func (a *app) drain(servers []*http.Server, grpcStop func(), grpcDone <-chan err
 	}
 	if err := a.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store close: %w", err))
+	}
+	if a.cfg.ReadyFile != "" {
+		os.Remove(a.cfg.ReadyFile) // the addresses it names are gone
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
