@@ -35,18 +35,18 @@ func (d *Document) apply(c commit.Commit) error {
 }
 
 // apply changes the document as the built plan says; it cannot fail.
-// Observables the commit brings in get their key order for free: their
-// deltas are all adds and arrive in canonical order.
+// Removes go last, because removing a slot moves another one's index.
 func (p *plan) apply(inverse bool) []commit.Delta {
 	d := p.d
 	for id, no := range p.newObs {
-		d.obs[id] = &observable{id: id, kind: no.kind, slots: make(map[string]commit.Value, no.slots),
-			keys: make([]string, 0, no.slots), keysOK: true}
+		lo, hi := p.run(id)
+		d.obs[id] = newObservable(id, no.kind, hi-lo)
 	}
 	var inv []commit.Delta
 	if inverse {
 		inv = make([]commit.Delta, len(p.deltas))
 	}
+	removes := 0
 	var t *observable
 	for i := range p.deltas {
 		dl := &p.deltas[i]
@@ -55,47 +55,58 @@ func (p *plan) apply(inverse bool) []commit.Delta {
 				t = d.obs[dl.ID]
 			}
 		}
-		pr := p.priors[i]
-		key := dl.Ref.Key
-		switch {
-		case !inverse:
-		case dl.Op == commit.Add:
-			inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
-		case dl.Op == commit.Replace:
-			inv[i] = commit.Delta{Op: commit.Replace, ID: dl.ID, Ref: dl.Ref, Value: pr.v}
-		case dl.Op == commit.Remove:
-			inv[i] = commit.Delta{Op: commit.Add, ID: dl.ID, Ref: dl.Ref, Value: pr.v}
-		}
-		// Detach only when this slot is still the child's home, and attach
-		// unconditionally: then a move is right in either delta order.
-		if pr.ok && isAttach(pr.v) {
-			t.attaches--
-			if c := d.obs[pr.v.Ref.ID]; c.parent == t && c.parentKey == key {
-				c.parent, c.parentKey = nil, ""
-			}
-		}
-		if dl.Op == commit.Remove {
-			delete(t.slots, key)
-			d.slots--
-			t.keysOK = false
+		switch dl.Op {
+		case commit.Remove:
+			removes++
 			continue
-		}
-		t.slots[key] = dl.Value
-		if !pr.ok {
-			d.slots++
-			if t.keysOK && len(t.keys) == len(t.slots)-1 && (len(t.keys) == 0 || compareKey(t.keys[len(t.keys)-1], key) < 0) {
-				t.keys = append(t.keys, key) // in order: keep the cache
-			} else {
-				t.keysOK = false
+		case commit.Replace:
+			e := &t.entries[p.priors[i].idx]
+			if inverse {
+				inv[i] = commit.Delta{Op: commit.Replace, ID: dl.ID, Ref: dl.Ref, Value: e.v}
 			}
+			d.detach(t, dl.Ref.Key, e.v)
+			e.v = dl.Value
+		default:
+			if inverse {
+				inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
+			}
+			t.insert(dl.Ref.Key, dl.Value)
+			d.slots++
 		}
 		if isAttach(dl.Value) {
 			t.attaches++
 			c := d.obs[dl.Value.Ref.ID]
-			c.parent, c.parentKey = t, key
+			c.parent, c.parentKey = t, dl.Ref.Key
 		}
 	}
+	for i := 0; removes > 0; i++ {
+		dl := &p.deltas[i]
+		if dl.Op != commit.Remove {
+			continue
+		}
+		removes--
+		t := p.targets[i] // a remove's target is held: its slot was there
+		old := t.remove(dl.Ref.Key)
+		if inverse {
+			inv[i] = commit.Delta{Op: commit.Add, ID: dl.ID, Ref: dl.Ref, Value: old}
+		}
+		d.detach(t, dl.Ref.Key, old)
+		d.slots--
+	}
 	return inv
+}
+
+// detach undoes the attach edge a slot's old value held, if this slot is
+// still the child's home. With attach done unconditionally, a move comes
+// out right whichever of its two deltas runs first.
+func (d *Document) detach(t *observable, key string, old commit.Value) {
+	if !isAttach(old) {
+		return
+	}
+	t.attaches--
+	if c := d.obs[old.Ref.ID]; c.parent == t && c.parentKey == key {
+		c.parent, c.parentKey = nil, ""
+	}
 }
 
 func isAttach(v commit.Value) bool {

@@ -1,10 +1,6 @@
 package document
 
-import (
-	"maps"
-
-	"github.com/weftgate/weftgate/protocol/commit"
-)
+import "github.com/weftgate/weftgate/protocol/commit"
 
 // Document is one aweft document: a root observable and every observable
 // it holds, by id. It is not safe for concurrent use; one owner (a hub)
@@ -25,9 +21,14 @@ type Document struct {
 
 // observable is one object, array or map.
 type observable struct {
-	id    commit.ID
-	kind  commit.Kind
-	slots map[string]commit.Value // keyed by Ref.Key; the kind is the observable's
+	id   commit.ID
+	kind commit.Kind
+
+	// Slots, keyed by Ref.Key (the kind is the observable's): see slots.go.
+	index   map[string]int32
+	entries []slot
+	order   []int32
+	orderOK bool
 
 	// parent holds the one slot in the whole document whose value attaches
 	// this observable, or nil: Path walks up these.
@@ -37,17 +38,12 @@ type observable struct {
 	// attaches counts slots holding attach references, so a walk down the
 	// tree skips leaves without looking at their slots.
 	attaches int
-
-	// keys caches the slot keys in canonical order (sortKeys); keysOK says
-	// whether it is current.
-	keys   []string
-	keysOK bool
 }
 
 // New returns a document holding only an empty root of the given id and
 // kind. The zero Limits means the defaults.
 func New(root commit.ID, kind commit.Kind, l Limits) *Document {
-	r := &observable{id: root, kind: kind, slots: map[string]commit.Value{}}
+	r := newObservable(root, kind, 0)
 	return &Document{
 		root:   r,
 		obs:    map[commit.ID]*observable{root: r},
@@ -85,14 +81,13 @@ func (d *Document) Get(id commit.ID, ref commit.Ref) (commit.Value, bool) {
 	if o == nil || o.kind != ref.Kind {
 		return commit.Value{}, false
 	}
-	v, ok := o.slots[ref.Key]
-	return v, ok
+	return o.get(ref.Key)
 }
 
 // Len is how many slots one observable has (0 when it is not held).
 func (d *Document) Len(id commit.ID) int {
 	if o := d.obs[id]; o != nil {
-		return len(o.slots)
+		return o.len()
 	}
 	return 0
 }
@@ -120,7 +115,7 @@ func (d *Document) reachable(o *observable) bool {
 func (d *Document) Clone() *Document {
 	c := &Document{obs: make(map[commit.ID]*observable, len(d.obs)), slots: d.slots, limits: d.limits}
 	for id, o := range d.obs {
-		c.obs[id] = &observable{id: id, kind: o.kind, slots: maps.Clone(o.slots), parentKey: o.parentKey, attaches: o.attaches}
+		c.obs[id] = o.clone()
 	}
 	for id, o := range d.obs {
 		if o.parent != nil {
@@ -144,10 +139,10 @@ func (d *Document) Compact() int {
 	named := map[commit.ID]bool{}
 	slots := 0
 	for _, o := range live {
-		slots += len(o.slots)
-		for _, v := range o.slots {
-			if v.Type == commit.RefValue && v.Ref.Edge == commit.Alias {
-				named[v.Ref.ID] = true
+		slots += o.len()
+		for _, e := range o.entries {
+			if e.v.Type == commit.RefValue && e.v.Ref.Edge == commit.Alias {
+				named[e.v.Ref.ID] = true
 			}
 		}
 	}
@@ -156,8 +151,8 @@ func (d *Document) Compact() int {
 		switch {
 		case in[o]:
 		case named[id]:
-			clear(o.slots)
-			o.parent, o.parentKey, o.attaches, o.keys, o.keysOK = nil, "", 0, nil, false
+			o.clearSlots()
+			o.parent, o.parentKey, o.attaches = nil, "", 0
 		default:
 			delete(d.obs, id)
 			dropped++

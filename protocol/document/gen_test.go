@@ -117,9 +117,9 @@ func genCommit(s source, d *Document, base int) commit.Commit {
 		ref := commit.Ref{Kind: kind, Key: genKey(s, kind)}
 		if s.byte()%4 == 0 {
 			// prefer an existing slot, where moves and detaches happen
-			if o := d.obs[target]; o != nil && o.kind == kind && len(o.slots) > 0 {
-				keys := o.sortedKeys()
-				ref.Key = keys[int(s.byte())%len(keys)]
+			if o := d.obs[target]; o != nil && o.kind == kind && o.len() > 0 {
+				ord := o.sorted()
+				ref.Key = o.entries[ord[int(s.byte())%len(ord)]].key
 			}
 		}
 		k := [2]string{string(target[:]), string(rune(ref.Kind)) + ref.Key}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -118,14 +119,11 @@ func dump(d *Document) string {
 			b = append(b, o.parent.id[:]...)
 			b = strconv.AppendQuote(b, o.parentKey)
 		}
-		keys := make([]string, 0, len(o.slots))
-		for k := range o.slots {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			b = strconv.AppendQuote(b, k)
-			b = appendValue(b, o.slots[k])
+		es := slices.Clone(o.entries)
+		slices.SortFunc(es, func(a, b slot) int { return strings.Compare(a.key, b.key) })
+		for _, e := range es {
+			b = strconv.AppendQuote(b, e.key)
+			b = appendValue(b, e.v)
 		}
 	}
 	return string(b)
@@ -164,9 +162,16 @@ func checkInvariants(t testing.TB, d *Document) {
 		if o.id != x {
 			t.Fatalf("%s held under %s", o.id, x)
 		}
-		slots += len(o.slots)
+		slots += o.len()
+		if len(o.index) != len(o.entries) {
+			t.Fatalf("%s index holds %d, entries %d", x, len(o.index), len(o.entries))
+		}
 		attaches := 0
-		for k, v := range o.slots {
+		for i, e := range o.entries {
+			k, v := e.key, e.v
+			if j, ok := o.index[k]; !ok || int(j) != i {
+				t.Fatalf("%s index of %x is %d, not %d", x, k, j, i)
+			}
 			if v.Type != commit.RefValue {
 				continue
 			}
@@ -189,14 +194,16 @@ func checkInvariants(t testing.TB, d *Document) {
 		if attaches != o.attaches {
 			t.Fatalf("%s counts %d attaches, holds %d", x, o.attaches, attaches)
 		}
-		if o.keysOK {
-			if len(o.keys) != len(o.slots) || !slices.IsSortedFunc(o.keys, compareKey) {
-				t.Fatalf("%s key cache is stale", x)
-			}
-			for _, k := range o.keys {
-				if _, ok := o.slots[k]; !ok {
-					t.Fatalf("%s key cache names a missing slot", x)
+		if o.orderOK {
+			seen := map[int32]bool{}
+			for _, i := range o.order {
+				if i < 0 || int(i) >= len(o.entries) || seen[i] {
+					t.Fatalf("%s order cache is stale", x)
 				}
+				seen[i] = true
+			}
+			if len(o.order) != len(o.entries) || !slices.IsSortedFunc(o.order, func(a, b int32) int { return compareKey(o.entries[a].key, o.entries[b].key) }) {
+				t.Fatalf("%s order cache is stale", x)
 			}
 		}
 	}

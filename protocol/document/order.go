@@ -36,24 +36,6 @@ func compareDelta(a, b *commit.Delta) int {
 // (format.md 6.6), which is what bytes comparison of strings does.
 func comparePosition(a, b string) int { return strings.Compare(a, b) }
 
-// sortedKeys returns the observable's keys in canonical order, rebuilding
-// the cache only after a slot was added or removed.
-func (o *observable) sortedKeys() []string {
-	if o.keysOK {
-		return o.keys
-	}
-	keys := o.keys[:0]
-	if cap(keys) > 2*len(o.slots)+8 {
-		keys = nil // let a shrunken observable give memory back
-	}
-	for k := range o.slots {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareKey)
-	o.keys, o.keysOK = keys, true
-	return keys
-}
-
 // Range calls fn for each slot of id in the observable's own order: array
 // slots by position, object and map slots in canonical order. It stops
 // when fn returns false. fn must not change the document.
@@ -62,13 +44,14 @@ func (d *Document) Range(id commit.ID, fn func(ref commit.Ref, v commit.Value) b
 	if o == nil {
 		return
 	}
-	keys := o.sortedKeys()
+	ord := o.sorted()
 	if o.kind == commit.Array {
-		keys = slices.Clone(keys)
-		slices.SortFunc(keys, comparePosition)
+		ord = slices.Clone(ord)
+		slices.SortFunc(ord, func(a, b int32) int { return comparePosition(o.entries[a].key, o.entries[b].key) })
 	}
-	for _, k := range keys {
-		if !fn(commit.Ref{Kind: o.kind, Key: k}, o.slots[k]) {
+	for _, i := range ord {
+		e := o.entries[i]
+		if !fn(commit.Ref{Kind: o.kind, Key: e.key}, e.v) {
 			return
 		}
 	}

@@ -121,6 +121,12 @@ func (p *plan) parentVia(id commit.ID, via uint8) (commit.ID, bool) {
 // which edge proved it (so pathTo cannot loop); when it fails, everything
 // it visited is unreachable. Anything else it visited stays unknown.
 func (p *plan) reach(x commit.ID) bool {
+	if len(p.attached) == 0 {
+		// The commit adds no attach edge: only the document's count, and
+		// pathTo's walk finds no memo, which means the existing edge.
+		o := p.d.obs[x]
+		return o != nil && p.d.reachable(o)
+	}
 	root := p.d.root.id
 	if x == root {
 		return true

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -27,16 +28,18 @@ type plan struct {
 
 	bad          []violation
 	adds, remove int
+	kindOK       bool // the previous delta's ref kind agreed
 }
 
+// prior is where the slot a delta addresses is before the commit; its
+// value is read from there (indices hold until Apply's removes run).
 type prior struct {
-	v  commit.Value
-	ok bool
+	idx int32
+	ok  bool
 }
 
 type newObs struct {
-	kind  commit.Kind
-	slots int // adds into it, to size its map
+	kind commit.Kind
 }
 
 // attached is the attach edges a commit adds to one child: how many, and
@@ -195,34 +198,35 @@ func (p *plan) canonical(ds []commit.Delta) {
 	}
 }
 
-// check looks at one delta: kinds, attach edges and the slot.
+// check looks at one delta: kinds, attach edges and the slot. Canonical
+// order groups one id's deltas, so the target and its kind are judged once
+// per group (and again only when a ref of another kind shows up).
 func (p *plan) check(i int) {
 	d := p.d
 	dl := &p.deltas[i]
 	var t *observable
+	sameKind := true
 	if i > 0 && p.deltas[i-1].ID == dl.ID {
-		t = p.targets[i-1] // canonical order groups one id's deltas
+		t = p.targets[i-1]
+		if prev := &p.deltas[i-1]; prev.Ref.Kind != dl.Ref.Kind || !p.kindOK {
+			sameKind = p.mention(dl.ID, t, dl.Ref.Kind, i)
+		}
 	} else {
 		t = d.obs[dl.ID]
+		sameKind = p.mention(dl.ID, t, dl.Ref.Kind, i)
 	}
+	p.kindOK = sameKind
 	p.targets[i] = t
-	sameKind := p.mention(dl.ID, t, dl.Ref.Kind, i)
 
 	var pr prior
 	if t != nil && sameKind {
-		pr.v, pr.ok = t.slots[dl.Ref.Key]
+		pr.idx, pr.ok = t.index[dl.Ref.Key]
 	}
 	p.priors[i] = pr
 
 	switch dl.Op {
 	case commit.Add:
 		p.adds++
-		if t == nil {
-			if no, ok := p.newObs[dl.ID]; ok {
-				no.slots++
-				p.newObs[dl.ID] = no
-			}
-		}
 		if pr.ok {
 			p.fail(rankSlot, i, protocol.SlotExists, "add of a slot that is there")
 		}
@@ -240,7 +244,7 @@ func (p *plan) check(i int) {
 	r := dl.Value.Ref
 	child := d.obs[r.ID]
 	p.mention(r.ID, child, r.Kind, i)
-	if r.Edge != commit.Attach || (pr.ok && pr.v == dl.Value) {
+	if r.Edge != commit.Attach || (pr.ok && t.entries[pr.idx].v == dl.Value) {
 		return // an alias, or the attach edge the slot already holds
 	}
 	if r.ID == d.root.id {
@@ -262,6 +266,14 @@ func (p *plan) check(i int) {
 	case child != nil && child.parent != nil && !p.releases(child):
 		p.fail(rankAttach, i, protocol.MultipleAttach, r.ID.String()+" is attached already and the commit does not detach it")
 	}
+}
+
+// run is the index range of the deltas into id.
+func (p *plan) run(id commit.ID) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(p.deltas, id, func(a commit.Delta, x commit.ID) int { return bytes.Compare(a.ID[:], x[:]) })
+	for hi = lo; hi < len(p.deltas) && p.deltas[hi].ID == id; hi++ {
+	}
+	return lo, hi
 }
 
 // mention records that delta i says id is of kind k, and reports whether

@@ -72,7 +72,7 @@ func dumpOf(d, ref *Document) string {
 	c := d.Clone()
 	for x, o := range c.obs {
 		if ref.obs[x] == nil {
-			if len(o.slots) != 0 || o.parent != nil {
+			if o.len() != 0 || o.parent != nil {
 				return fmt.Sprintf("%s left behind with slots or attached", x)
 			}
 			delete(c.obs, x)

@@ -27,17 +27,26 @@ import (
 // Reconcile cuts that stale edge without a delta (nothing reachable sees
 // it) and puts it back if the commit is refused.
 func (d *Document) Reconcile(state commit.Commit) (commit.Commit, error) {
+	// The scratch is only ever checked against, never filled: a valid state
+	// is all adds in canonical order, so its deltas already are each
+	// observable's slots in order, and the diff reads them from there.
 	s := New(d.root.id, d.root.kind, d.limits)
+	sp := &s.plan
 	if len(state.Deltas) > 0 {
-		if err := s.apply(state); err != nil {
-			return commit.Commit{}, err
+		sp.build(s, state)
+		if r := sp.refusal(); r != nil {
+			sp.done()
+			return commit.Commit{}, r
 		}
+	} else {
+		sp.reset(s)
 	}
-	diff := d.diff(s)
+	diff := d.diff(sp)
 	var cut []severed
-	if stale := d.stale(s, diff); len(stale) > 0 {
+	if stale := d.stale(sp, diff); len(stale) > 0 {
 		diff, cut = d.unhook(diff, stale)
 	}
+	sp.done()
 	if len(diff) == 0 {
 		return commit.Commit{}, nil
 	}
@@ -49,54 +58,84 @@ func (d *Document) Reconcile(state commit.Commit) (commit.Commit, error) {
 	return c, nil
 }
 
+// live is whether the checked state reaches id: the root, or an id it
+// attaches (every attach in a valid state hangs under the root).
+func live(sp *plan, id commit.ID) bool {
+	if id == sp.d.root.id {
+		return true
+	}
+	_, ok := sp.attached[id]
+	return ok
+}
+
 // diff is the deltas that turn what the document holds for each
-// observable the scratch reaches into what the scratch holds, in canonical
-// order: observables by id, and within one a merge of the two key lists,
-// both already in canonical order.
-func (d *Document) diff(s *Document) []commit.Delta {
-	live := s.walk()
-	slices.SortFunc(live, func(a, b *observable) int { return bytes.Compare(a.id[:], b.id[:]) })
+// observable the state reaches into what the state says, in canonical
+// order: observables by id, and within one a merge of two key lists that
+// are both in canonical order already.
+func (d *Document) diff(sp *plan) []commit.Delta {
+	ids := make([]commit.ID, 0, len(sp.attached)+1)
+	ids = append(ids, sp.d.root.id)
+	for id := range sp.attached {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b commit.ID) int { return bytes.Compare(a[:], b[:]) })
 	var out []commit.Delta
-	for _, x := range live {
-		var have []string
-		o := d.obs[x.id]
-		if o != nil && o.kind == x.kind {
-			have = o.sortedKeys()
+	j := 0
+	for _, x := range ids {
+		lo := j
+		for j < len(sp.deltas) && sp.deltas[j].ID == x {
+			j++
 		}
-		want := x.sortedKeys()
-		i, j := 0, 0
-		for i < len(want) || j < len(have) {
-			c := 0
-			switch {
-			case i == len(want):
-				c = 1
-			case j == len(have):
-				c = -1
-			default:
-				c = compareKey(want[i], have[j])
+		want := sp.deltas[lo:j]
+		kind := sp.d.root.kind
+		if x != sp.d.root.id {
+			kind = sp.newObs[x].kind
+		}
+		var have []int32
+		o := d.obs[x]
+		if o != nil && o.kind == kind {
+			have = o.sorted()
+		}
+		out = mergeSlots(out, x, kind, want, have, o)
+	}
+	return out
+}
+
+// mergeSlots appends the deltas from o's slots (have, in order) to the
+// state's (want, adds in order).
+func mergeSlots(out []commit.Delta, x commit.ID, kind commit.Kind, want []commit.Delta, have []int32, o *observable) []commit.Delta {
+	i, j := 0, 0
+	for i < len(want) || j < len(have) {
+		c := 0
+		switch {
+		case i == len(want):
+			c = 1
+		case j == len(have):
+			c = -1
+		default:
+			c = compareKey(want[i].Ref.Key, o.entries[have[j]].key)
+		}
+		switch {
+		case c < 0:
+			out = append(out, want[i])
+			i++
+		case c > 0:
+			out = append(out, commit.Delta{Op: commit.Remove, ID: x, Ref: commit.Ref{Kind: kind, Key: o.entries[have[j]].key}})
+			j++
+		default:
+			if v := want[i].Value; v != o.entries[have[j]].v {
+				out = append(out, commit.Delta{Op: commit.Replace, ID: x, Ref: want[i].Ref, Value: v})
 			}
-			switch {
-			case c < 0:
-				out = append(out, commit.Delta{Op: commit.Add, ID: x.id, Ref: commit.Ref{Kind: x.kind, Key: want[i]}, Value: x.slots[want[i]]})
-				i++
-			case c > 0:
-				out = append(out, commit.Delta{Op: commit.Remove, ID: x.id, Ref: commit.Ref{Kind: x.kind, Key: have[j]}})
-				j++
-			default:
-				if v := x.slots[want[i]]; v != o.slots[have[j]] {
-					out = append(out, commit.Delta{Op: commit.Replace, ID: x.id, Ref: commit.Ref{Kind: x.kind, Key: want[i]}, Value: v})
-				}
-				i++
-				j++
-			}
+			i++
+			j++
 		}
 	}
 	return out
 }
 
 // stale is the observables diff attaches whose attach edge here is in an
-// observable the scratch does not reach, so diff does not release it.
-func (d *Document) stale(s *Document, diff []commit.Delta) []*observable {
+// observable the state does not reach, so diff does not release it.
+func (d *Document) stale(sp *plan, diff []commit.Delta) []*observable {
 	var out []*observable
 	for i := range diff {
 		v := diff[i].Value
@@ -104,11 +143,8 @@ func (d *Document) stale(s *Document, diff []commit.Delta) []*observable {
 			continue
 		}
 		c := d.obs[v.Ref.ID]
-		if c == nil || c.parent == nil {
-			continue
-		}
-		if p := s.obs[c.parent.id]; p != nil && s.reachable(p) {
-			continue // diff rewrites every slot of p
+		if c == nil || c.parent == nil || live(sp, c.parent.id) {
+			continue // live(parent): diff rewrites every slot of it
 		}
 		out = append(out, c)
 	}
@@ -135,13 +171,13 @@ func (d *Document) unhook(diff []commit.Delta, stale []*observable) ([]commit.De
 			removes = append(removes, commit.Delta{Op: commit.Remove, ID: holder.id, Ref: commit.Ref{Kind: holder.kind, Key: key}})
 			continue
 		}
-		cut = append(cut, severed{child: c, holder: holder, key: key, value: holder.slots[key]})
+		v, _ := holder.get(key)
+		cut = append(cut, severed{child: c, holder: holder, key: key, value: v})
 	}
 	p.done()
 	for _, s := range cut {
-		delete(s.holder.slots, s.key)
+		s.holder.remove(s.key)
 		s.holder.attaches--
-		s.holder.keysOK = false
 		d.slots--
 		s.child.parent, s.child.parentKey = nil, ""
 	}
@@ -155,9 +191,8 @@ func (d *Document) unhook(diff []commit.Delta, stale []*observable) ([]commit.De
 // rehook puts cut edges back after a refusal.
 func (d *Document) rehook(cut []severed) {
 	for _, s := range cut {
-		s.holder.slots[s.key] = s.value
+		s.holder.insert(s.key, s.value)
 		s.holder.attaches++
-		s.holder.keysOK = false
 		d.slots++
 		s.child.parent, s.child.parentKey = s.holder, s.key
 	}

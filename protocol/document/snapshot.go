@@ -17,8 +17,8 @@ func (d *Document) walk() []*observable {
 		if o.attaches == 0 {
 			continue
 		}
-		for _, v := range o.slots {
-			if isAttach(v) {
+		for i := range o.entries {
+			if v := &o.entries[i].v; isAttach(*v) {
 				out = append(out, d.obs[v.Ref.ID])
 			}
 		}
@@ -36,19 +36,20 @@ func (d *Document) Snapshot() commit.Commit {
 	slices.SortFunc(live, func(a, b *observable) int { return bytes.Compare(a.id[:], b.id[:]) })
 	n := 0
 	for _, o := range live {
-		n += len(o.slots)
+		n += o.len()
 	}
 	if n == 0 {
 		return commit.Commit{}
 	}
 	out := make([]commit.Delta, 0, n)
 	for _, o := range live {
-		for _, k := range o.sortedKeys() {
-			out = append(out, commit.Delta{Op: commit.Add, ID: o.id, Ref: commit.Ref{Kind: o.kind, Key: k}, Value: o.slots[k]})
+		for _, i := range o.sorted() {
+			e := &o.entries[i]
+			out = append(out, commit.Delta{Op: commit.Add, ID: o.id, Ref: commit.Ref{Kind: o.kind, Key: e.key}, Value: e.v})
 		}
 	}
 	return commit.Commit{Deltas: out}
 }
 
 // Empty says whether the root reaches no slot at all.
-func (d *Document) Empty() bool { return len(d.root.slots) == 0 }
+func (d *Document) Empty() bool { return d.root.len() == 0 }
