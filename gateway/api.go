@@ -40,7 +40,10 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 	}
 	defer s.reg.release(h)
 	res := make(chan error, 1)
-	if !h.post(func() { fn(h, func(err error) { res <- err }) }) {
+	if !h.postCtx(ctx, func() { fn(h, func(err error) { res <- err }) }) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return ErrClosed
 	}
 	select {
@@ -167,7 +170,7 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 	var out []DocumentInfo
 	for _, h := range s.reg.all() {
 		res := make(chan DocumentInfo, 1)
-		if !h.post(func() {
+		if !h.postCtx(ctx, func() {
 			res <- DocumentInfo{Name: h.name, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
 		}) {
 			continue

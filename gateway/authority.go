@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"time"
 
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/protocol"
@@ -93,10 +92,6 @@ func (p Policy) Judge(req *AcceptRequest, reply func(Verdict)) {
 }
 
 func (p Policy) MayOpen(_ OpenRequest, reply func(error)) { reply(nil) }
-
-// judgeTimeout bounds how long a hub waits for one verdict before it
-// refuses the commit with authority-timeout.
-const defaultJudgeTimeout = 5 * time.Second
 
 // ReasonAuthorityTimeout refuses a commit whose verdict did not come in time.
 const ReasonAuthorityTimeout protocol.Reason = "authority-timeout"

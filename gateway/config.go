@@ -69,9 +69,30 @@ type Config struct {
 	Compression bool
 	// DocumentLimits bounds each document's size.
 	DocumentLimits document.Limits
-	// CommitLimits bounds each commit a peer sends.
+	// CommitLimits bounds each commit a peer or backend sends. Its
+	// MaxCommitBytes is at most MaxMessageBytes less a frame's overhead
+	// (the default), so every accepted commit can be delivered whole.
 	CommitLimits commit.Limits
 }
+
+// Defaults for zero Config fields, exported so a command line can show them.
+const (
+	DefaultMaxMessageBytes       = 1 << 20
+	DefaultMaxPendingBytes       = 4 << 20
+	DefaultMaxFramesInFlight     = 64
+	DefaultMaxTopicsPerLink      = 1024
+	DefaultMaxPendingPerDocument = 8192
+	DefaultMaxInFlightVerdicts   = 256
+	DefaultSnapshotEvery         = 1000
+	DefaultJudgeTimeout          = 5 * time.Second
+	DefaultWriteTimeout          = 10 * time.Second
+	DefaultPingInterval          = 30 * time.Second
+	DefaultPingTimeout           = 15 * time.Second
+	DefaultIdleUnload            = time.Minute
+	// frameOverhead is what a commits frame carrying one commit adds to
+	// it: kind, topic, first, the list and the byte string heads.
+	frameOverhead = 64
+)
 
 func (c Config) withDefaults() Config {
 	def := func(v *int, d int) {
@@ -85,19 +106,25 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = 1 << 20
+		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	def(&c.MaxPendingBytes, 4<<20)
-	def(&c.MaxFramesInFlight, 64)
-	def(&c.MaxTopicsPerLink, 1024)
-	def(&c.MaxPendingPerDocument, 8192)
-	def(&c.MaxInFlightVerdicts, 256)
-	def(&c.SnapshotEvery, 1000)
-	defDur(&c.JudgeTimeout, 5*time.Second)
-	defDur(&c.WriteTimeout, 10*time.Second)
-	defDur(&c.PingInterval, 30*time.Second)
-	defDur(&c.PingTimeout, 15*time.Second)
-	defDur(&c.IdleUnload, time.Minute)
+	def(&c.MaxPendingBytes, DefaultMaxPendingBytes)
+	def(&c.MaxFramesInFlight, DefaultMaxFramesInFlight)
+	def(&c.MaxTopicsPerLink, DefaultMaxTopicsPerLink)
+	def(&c.MaxPendingPerDocument, DefaultMaxPendingPerDocument)
+	def(&c.MaxInFlightVerdicts, DefaultMaxInFlightVerdicts)
+	def(&c.SnapshotEvery, DefaultSnapshotEvery)
+	defDur(&c.JudgeTimeout, DefaultJudgeTimeout)
+	defDur(&c.WriteTimeout, DefaultWriteTimeout)
+	defDur(&c.PingInterval, DefaultPingInterval)
+	defDur(&c.PingTimeout, DefaultPingTimeout)
+	defDur(&c.IdleUnload, DefaultIdleUnload)
+	// Every commit the gateway accepts must fit, whole, in the one frame
+	// that delivers it to a peer with the same message limit; so a commit
+	// is bounded by the message limit less a frame's overhead.
+	if lim := int(c.MaxMessageBytes) - frameOverhead; c.CommitLimits.MaxCommitBytes <= 0 || c.CommitLimits.MaxCommitBytes > lim {
+		c.CommitLimits.MaxCommitBytes = lim
+	}
 	if len(c.Paths) == 0 {
 		c.Paths = []string{"/", "/ws"}
 	}

@@ -26,7 +26,6 @@ type hub struct {
 	done    chan struct{}
 	refs    int // guarded by srv.reg.mu
 
-	loaded  bool
 	loadErr error
 	doc     *document.Document
 	cursor  uint64 // last applied
@@ -48,7 +47,6 @@ type hub struct {
 	waiting   []waiter  // run once everything applied is durable
 
 	idleTimer *time.Timer
-	idleGen   int
 }
 
 type member struct {
@@ -98,6 +96,18 @@ func (h *hub) post(fn func()) bool {
 	case h.inbox <- fn:
 		return true
 	case <-h.done:
+		return false
+	}
+}
+
+// postCtx is post that also gives up when ctx ends.
+func (h *hub) postCtx(ctx context.Context, fn func()) bool {
+	select {
+	case h.inbox <- fn:
+		return true
+	case <-h.done:
+		return false
+	case <-ctx.Done():
 		return false
 	}
 }

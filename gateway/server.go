@@ -131,7 +131,7 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity, r *http.Requ
 		frames:   make(chan inbound, 16),
 		credits:  make(chan struct{}, s.cfg.MaxFramesInFlight),
 		wake:     make(chan struct{}, 1),
-		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink}),
+		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink, MaxFrameBytes: int(s.cfg.MaxMessageBytes)}),
 		topics:   map[string]*topicState{},
 		byTopic:  map[uint64]*topicState{},
 	}

@@ -57,7 +57,7 @@ func (s *Server) Status(ctx context.Context) Status {
 	res := make(chan DocumentStatus, len(hubs))
 	asked := 0
 	for _, h := range hubs {
-		if h.post(func() {
+		if h.postCtx(ctx, func() {
 			res <- DocumentStatus{
 				Name: h.name, Cursor: h.cursor, Durable: h.durable,
 				Links: len(h.members), Subscribers: len(h.subs),
