@@ -43,6 +43,8 @@ type Bolt struct {
 
 	pmu  sync.RWMutex
 	pend map[string][]Record // durable records not yet checkpointed (they are in the wal bucket)
+
+	keepWAL bool // tests: Close leaves the wal for the next Open, as a crash would
 }
 
 var _ Store = (*Bolt)(nil)

@@ -75,7 +75,7 @@ func (w *writer) drain() {
 		case r := <-w.s.reqs:
 			w.handle(w.collect(r))
 		default:
-			if w.failed == nil && w.walRecords > 0 {
+			if w.failed == nil && w.walRecords > 0 && !w.s.keepWAL {
 				w.fold(false)
 			}
 			return
