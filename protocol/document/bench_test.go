@@ -73,7 +73,7 @@ func TestBigState(t *testing.T) {
 		t.Fatalf("%d slots", d.Slots())
 	}
 	checkInvariants(t, d)
-	if !sameSnapshot(d.Snapshot(), bigState(990, 0)) {
+	if !sameSnapshot(t, d.Snapshot(), bigState(990, 0)) {
 		t.Fatalf("snapshot is not the state")
 	}
 	e := bigDoc(t, 990, 7)
@@ -87,7 +87,7 @@ func TestBigState(t *testing.T) {
 	if err != nil || len(c.Deltas) != changed || changed < 100 {
 		t.Fatalf("reconcile: %d deltas for %d changes, %v", len(c.Deltas), changed, err)
 	}
-	if !sameSnapshot(e.Snapshot(), d.Snapshot()) {
+	if !sameSnapshot(t, e.Snapshot(), d.Snapshot()) {
 		t.Fatalf("reconciled state differs")
 	}
 }

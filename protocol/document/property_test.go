@@ -2,9 +2,9 @@ package document
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,20 +101,50 @@ func checkSnapshot(t testing.TB, d *Document) {
 		}
 	}
 	checkInvariants(t, r)
-	if !sameSnapshot(r.Snapshot(), s) {
+	if !sameSnapshot(t, r.Snapshot(), s) {
 		t.Fatalf("rebuilt snapshot differs")
+	}
+	b, err := d.SnapshotBytes()
+	if err != nil || !bytes.Equal(b, encoded(t, s)) {
+		t.Fatalf("SnapshotBytes: %v", err)
+	}
+	if b != nil {
+		if back, err := commit.Decode(b); err != nil || !slices.EqualFunc(back.Deltas, s.Deltas, func(a, b commit.Delta) bool { return a == b }) {
+			t.Fatalf("snapshot bytes decode to something else: %v", err)
+		}
+	}
+	// The JSON view reads back to the same state.
+	j, err := json.Marshal(d)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	back, err := ParseJSON(j, Limits{})
+	if err != nil {
+		t.Fatalf("parse own JSON: %v\n%s", err, j)
+	}
+	checkInvariants(t, back)
+	if !sameSnapshot(t, back.Snapshot(), s) {
+		t.Fatalf("JSON round trip changed the state")
 	}
 }
 
-func sameSnapshot(a, b commit.Commit) bool {
-	if len(a.Deltas) == 0 && len(b.Deltas) == 0 {
-		return true
+// sameSnapshot compares two snapshots as encoded bytes (an empty one is
+// the state frame's null).
+func sameSnapshot(t testing.TB, a, b commit.Commit) bool {
+	t.Helper()
+	return bytes.Equal(encoded(t, a), encoded(t, b))
+}
+
+func encoded(t testing.TB, c commit.Commit) []byte {
+	t.Helper()
+	if len(c.Deltas) == 0 {
+		return nil
 	}
-	if enc, ok := encodeHook(a); ok {
-		encB, _ := encodeHook(b)
-		return bytes.Equal(enc, encB)
+	b, err := commit.Encode(c)
+	if err != nil {
+		t.Fatalf("snapshot does not encode: %v", err)
 	}
-	return reflect.DeepEqual(a, b)
+	return b
 }
 
 // checkReconcile moves e to d's state and checks that they agree, that the
@@ -128,14 +158,14 @@ func checkReconcile(t testing.TB, e, d *Document) {
 		t.Fatalf("reconcile: %v", err)
 	}
 	checkInvariants(t, e)
-	if !sameSnapshot(e.Snapshot(), d.Snapshot()) {
+	if !sameSnapshot(t, e.Snapshot(), d.Snapshot()) {
 		t.Fatalf("reconciled snapshot differs:\n%v\n%v", e.Snapshot().Deltas, d.Snapshot().Deltas)
 	}
 	if len(c.Deltas) > 0 && !hasCut(was, c) {
 		if _, err := was.Apply(c); err != nil {
 			t.Fatalf("reconcile's commit refused as a commit: %v", err)
 		}
-		if !sameSnapshot(was.Snapshot(), e.Snapshot()) {
+		if !sameSnapshot(t, was.Snapshot(), e.Snapshot()) {
 			t.Fatalf("reconcile's commit does something else")
 		}
 	}

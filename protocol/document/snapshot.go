@@ -51,5 +51,15 @@ func (d *Document) Snapshot() commit.Commit {
 	return commit.Commit{Deltas: out}
 }
 
+// SnapshotBytes is Snapshot encoded, ready for a state frame: nil when the
+// document is empty, which the frame writes as null.
+func (d *Document) SnapshotBytes() ([]byte, error) {
+	s := d.Snapshot()
+	if len(s.Deltas) == 0 {
+		return nil, nil
+	}
+	return commit.Encode(s)
+}
+
 // Empty says whether the root reaches no slot at all.
 func (d *Document) Empty() bool { return d.root.len() == 0 }
