@@ -22,7 +22,7 @@ import (
 // also takes observables nothing reaches, and holds them detached.
 
 type jsonDocument struct {
-	Root        commit.ID                  `json:"root"`
+	Root        commit.ID                 `json:"root"`
 	Observables map[string]jsonObservable `json:"observables"`
 }
 

@@ -72,13 +72,13 @@ func TestJSONRefusals(t *testing.T) {
 		name, in string
 		reason   protocol.Reason
 	}{
-		{"kind conflict", doc(root(`"a":` + ref("attach", "array", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"map","slots":{}}`), protocol.KindConflict},
+		{"kind conflict", doc(root(`"a":`+ref("attach", "array", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"map","slots":{}}`), protocol.KindConflict},
 		{"two references disagree", doc(root(`"a":` + ref("alias", "array", "C") + `,"b":` + ref("alias", "map", "C"))), protocol.KindConflict},
 		{"two attach edges", doc(root(`"a":` + ref("attach", "map", "C") + `,"b":` + ref("attach", "map", "C"))), protocol.MultipleAttach},
 		{"attached root", doc(root(`"a":` + ref("attach", "object", "B"))), protocol.MultipleAttach},
-		{"bad position", doc(root(`"a":` + ref("attach", "array", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"array","slots":{"4000":1}}`), protocol.InvalidPosition},
-		{"not hex", doc(root(`"a":` + ref("attach", "array", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"array","slots":{"zz":1}}`), protocol.InvalidPosition},
-		{"bad map key", doc(root(`"a":` + ref("attach", "map", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"map","slots":{"short":1}}`), protocol.InvalidID},
+		{"bad position", doc(root(`"a":`+ref("attach", "array", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"array","slots":{"4000":1}}`), protocol.InvalidPosition},
+		{"not hex", doc(root(`"a":`+ref("attach", "array", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"array","slots":{"zz":1}}`), protocol.InvalidPosition},
+		{"bad map key", doc(root(`"a":`+ref("attach", "map", "C")) + `,"AAAAAAAAAAAAAAAC":{"kind":"map","slots":{"short":1}}`), protocol.InvalidID},
 		{"bad id", doc(root(``) + `,"nope":{"kind":"map","slots":{}}`), protocol.InvalidID},
 	}
 	for _, tc := range cases {
