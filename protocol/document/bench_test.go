@@ -158,6 +158,21 @@ func BenchmarkApply(b *testing.B) {
 	})
 }
 
+// BenchmarkApplyState100k applies a 100,000-slot state to an empty root,
+// as loading a document from its snapshot does.
+func BenchmarkApplyState100k(b *testing.B) {
+	state := bigState(990, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := New(bigID(0), commit.Object, Limits{})
+		if _, err := d.Apply(state); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(len(state.Deltas))/b.Elapsed().Seconds(), "deltas/s")
+}
+
 func BenchmarkSnapshot100k(b *testing.B) {
 	d := bigDoc(b, 990, 0)
 	b.Run("warm", func(b *testing.B) {
@@ -185,16 +200,32 @@ func BenchmarkSnapshot100k(b *testing.B) {
 }
 
 // BenchmarkReconcile100k moves a 100,000-slot document to a state that
-// differs in 990 slots, and back, one reconcile per iteration.
+// differs in 190 field values and back, one reconcile per iteration
+// ("changed"), and fills an empty document from the whole state
+// ("into-empty", every slot an add).
 func BenchmarkReconcile100k(b *testing.B) {
-	d := bigDoc(b, 990, 0)
-	states := []commit.Commit{bigDoc(b, 990, 7).Snapshot(), d.Snapshot()}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c, err := d.Reconcile(states[i%2])
-		if err != nil || len(c.Deltas) == 0 {
-			b.Fatal(len(c.Deltas), err)
+	b.Run("changed", func(b *testing.B) {
+		d := bigDoc(b, 990, 0)
+		states := []commit.Commit{bigDoc(b, 990, 7).Snapshot(), d.Snapshot()}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			c, err := d.Reconcile(states[i%2])
+			if err != nil || len(c.Deltas) == 0 {
+				b.Fatal(len(c.Deltas), err)
+			}
 		}
-	}
+	})
+	b.Run("into-empty", func(b *testing.B) {
+		state := bigDoc(b, 990, 0).Snapshot()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			d := New(bigID(0), commit.Object, Limits{})
+			c, err := d.Reconcile(state)
+			if err != nil || len(c.Deltas) != 100_000 {
+				b.Fatal(len(c.Deltas), err)
+			}
+		}
+	})
 }

@@ -1,8 +1,8 @@
 package document
 
 import (
-	"bytes"
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -19,11 +19,28 @@ func compareKey(a, b string) int {
 	if len(a) != len(b) {
 		return cmp.Compare(len(a), len(b))
 	}
-	return strings.Compare(a, b)
+	if len(a) > 16 {
+		return strings.Compare(a, b)
+	}
+	for i := 0; i < len(a); i++ { // short keys, the usual, without a call
+		if a[i] != b[i] {
+			return cmp.Compare(a[i], b[i])
+		}
+	}
+	return 0
+}
+
+// compareID is bytes.Compare of two ids without the call: as two
+// big-endian words.
+func compareID(a, b *commit.ID) int {
+	if x, y := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8]); x != y {
+		return cmp.Compare(x, y)
+	}
+	return cmp.Compare(binary.BigEndian.Uint32(a[8:]), binary.BigEndian.Uint32(b[8:]))
 }
 
 func compareDelta(a, b *commit.Delta) int {
-	if c := bytes.Compare(a.ID[:], b.ID[:]); c != 0 {
+	if c := compareID(&a.ID, &b.ID); c != 0 {
 		return c
 	}
 	if a.Ref.Kind != b.Ref.Kind {

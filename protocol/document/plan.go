@@ -23,8 +23,9 @@ type plan struct {
 	attached map[commit.ID]attached // attach edges the commit adds, by child
 	memo     map[commit.ID]reach    // extended reachability, see reach
 
-	stack []step
-	seen  []commit.ID
+	stack  []step
+	seen   []commit.ID
+	groups []int32 // where each id's run of deltas starts
 
 	bad          []violation
 	adds, remove int
@@ -141,22 +142,34 @@ func (p *plan) build(d *Document, c commit.Commit) {
 		p.fail(rankMalformed, -1, protocol.EmptyCommit, "a commit carries at least one delta")
 		return
 	}
-	for i := range c.Deltas {
-		if r, msg := wellFormed(&c.Deltas[i]); r != "" {
+	// One pass for what a decoder would have checked, and whether the
+	// deltas are in canonical order already (a decoded commit is).
+	ds := c.Deltas
+	sorted := true
+	for i := range ds {
+		if !fine(&ds[i]) {
+			r, msg := wellFormed(&ds[i])
 			p.fail(rankMalformed, -1, r, msg)
+		}
+		if i > 0 && sorted && compareDelta(&ds[i-1], &ds[i]) >= 0 {
+			sorted = false
 		}
 	}
 	if len(p.bad) > 0 {
 		return
 	}
-	p.canonical(c.Deltas)
+	p.canonical(ds, sorted)
 	if len(p.bad) > 0 {
 		return
 	}
 	n := len(p.deltas)
 	p.targets = grow(p.targets, n)
 	p.priors = grow(p.priors, n)
+	p.groups = p.groups[:0]
 	for i := range p.deltas {
+		if i == 0 || p.deltas[i-1].ID != p.deltas[i].ID {
+			p.groups = append(p.groups, int32(i))
+		}
 		p.check(i)
 	}
 	p.checkReach()
@@ -173,16 +186,8 @@ func grow[T any](s []T, n int) []T {
 }
 
 // canonical sets p.deltas to the deltas in canonical order, copying only
-// when they are not already (decoded commits always are), and refuses two
-// deltas on one slot.
-func (p *plan) canonical(ds []commit.Delta) {
-	sorted := true
-	for i := 1; i < len(ds); i++ {
-		if compareDelta(&ds[i-1], &ds[i]) >= 0 {
-			sorted = false
-			break
-		}
-	}
+// when they are not already, and refuses two deltas on one slot.
+func (p *plan) canonical(ds []commit.Delta, sorted bool) {
 	if sorted {
 		p.deltas = ds
 		return
@@ -327,14 +332,17 @@ func (p *plan) find(id commit.ID, k commit.Kind, key string) (int, bool) {
 // the edges the commit adds and not subtracting those it removes
 // (format.md 1.1).
 func (p *plan) checkReach() {
-	ok := true
-	for i := range p.deltas {
-		id := p.deltas[i].ID
-		if i == 0 || p.deltas[i-1].ID != id {
-			ok = p.reach(id) // canonical order groups one id's deltas
+	for g, lo := range p.groups {
+		id := p.deltas[lo].ID
+		if p.reach(id) {
+			continue
 		}
-		if !ok {
-			p.fail(rankUnreachable, i, protocol.Unreachable, "no attach path reaches "+id.String())
+		hi := int32(len(p.deltas))
+		if g+1 < len(p.groups) {
+			hi = p.groups[g+1]
+		}
+		for i := lo; i < hi; i++ {
+			p.fail(rankUnreachable, int(i), protocol.Unreachable, "no attach path reaches "+id.String())
 		}
 	}
 }

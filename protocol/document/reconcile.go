@@ -80,13 +80,17 @@ func (d *Document) diff(sp *plan) []commit.Delta {
 	}
 	slices.SortFunc(ids, func(a, b commit.ID) int { return bytes.Compare(a[:], b[:]) })
 	var out []commit.Delta
-	j := 0
+	g := 0 // the state's runs of deltas by id, in the same order as ids
 	for _, x := range ids {
-		lo := j
-		for j < len(sp.deltas) && sp.deltas[j].ID == x {
-			j++
+		var want []commit.Delta
+		if g < len(sp.groups) && sp.deltas[sp.groups[g]].ID == x {
+			hi := len(sp.deltas)
+			if g+1 < len(sp.groups) {
+				hi = int(sp.groups[g+1])
+			}
+			want = sp.deltas[sp.groups[g]:hi]
+			g++
 		}
-		want := sp.deltas[lo:j]
 		kind := sp.d.root.kind
 		if x != sp.d.root.id {
 			kind = sp.newObs[x].kind
@@ -104,6 +108,11 @@ func (d *Document) diff(sp *plan) []commit.Delta {
 // mergeSlots appends the deltas from o's slots (have, in order) to the
 // state's (want, adds in order).
 func mergeSlots(out []commit.Delta, x commit.ID, kind commit.Kind, want []commit.Delta, have []int32, o *observable) []commit.Delta {
+	if n := len(want) + len(have); cap(out)-len(out) < n {
+		// Double rather than let append grow a big diff by a quarter at a
+		// time, which copies it several times over.
+		out = slices.Grow(out, max(n, cap(out)))
+	}
 	i, j := 0, 0
 	for i < len(want) || j < len(have) {
 		c := 0
@@ -123,14 +132,34 @@ func mergeSlots(out []commit.Delta, x commit.ID, kind commit.Kind, want []commit
 			out = append(out, commit.Delta{Op: commit.Remove, ID: x, Ref: commit.Ref{Kind: kind, Key: o.entries[have[j]].key}})
 			j++
 		default:
-			if v := want[i].Value; v != o.entries[have[j]].v {
-				out = append(out, commit.Delta{Op: commit.Replace, ID: x, Ref: want[i].Ref, Value: v})
+			if v := &want[i].Value; !sameValue(v, &o.entries[have[j]].v) {
+				out = append(out, commit.Delta{Op: commit.Replace, ID: x, Ref: want[i].Ref, Value: *v})
 			}
 			i++
 			j++
 		}
 	}
 	return out
+}
+
+// sameValue is a == b, looking only at the field the type uses.
+func sameValue(a, b *commit.Value) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	switch a.Type {
+	case commit.Null:
+		return true
+	case commit.Bool:
+		return a.Bool == b.Bool
+	case commit.Int:
+		return a.Int == b.Int
+	case commit.Float:
+		return a.Float == b.Float
+	case commit.Text, commit.Bytes:
+		return a.Str == b.Str
+	}
+	return *a == *b
 }
 
 // stale is the observables diff attaches whose attach edge here is in an

@@ -16,6 +16,56 @@ import (
 // maxExact is 2^53: integers beyond it are not exact (format.md 6.2).
 const maxExact = 1 << 53
 
+// fine is the fast yes of wellFormed, for the common case.
+func fine(d *commit.Delta) bool {
+	switch k := d.Ref.Key; d.Ref.Kind {
+	case commit.Object:
+		if !ascii(k) && !utf8.ValidString(k) {
+			return false
+		}
+	case commit.Array:
+		if k == "" || k[len(k)-1] == 0 {
+			return false
+		}
+	case commit.Map:
+		if len(k) != len(commit.ID{}) {
+			return false
+		}
+	default:
+		return false
+	}
+	switch v := &d.Value; {
+	case d.Op == commit.Remove:
+		return true
+	case d.Op > commit.Remove:
+		return false
+	case v.Type == commit.Null, v.Type == commit.Bool, v.Type == commit.Bytes:
+		return true
+	case v.Type == commit.Int:
+		return v.Int <= maxExact && v.Int >= -maxExact
+	case v.Type == commit.Text:
+		return ascii(v.Str) || utf8.ValidString(v.Str)
+	case v.Type == commit.RefValue:
+		return v.Ref.Edge <= commit.Alias && v.Ref.Kind <= commit.Map
+	}
+	r, _ := wellFormedValue(&d.Value)
+	return r == ""
+}
+
+// ascii is a quick yes for short ASCII text, the usual key.
+func ascii(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// wellFormed names the first rule a delta breaks, or "".
 func wellFormed(d *commit.Delta) (protocol.Reason, string) {
 	if d.Op > commit.Remove {
 		return protocol.UnknownDeltaType, "delta type " + d.Op.String()
