@@ -27,6 +27,9 @@ import (
 // Reconcile cuts that stale edge without a delta (nothing reachable sees
 // it) and puts it back if the commit is refused.
 func (d *Document) Reconcile(state commit.Commit) (commit.Commit, error) {
+	if len(d.obs) == 1 && d.root.len() == 0 {
+		return d.fill(state)
+	}
 	// The scratch is only ever checked against, never filled: a valid state
 	// is all adds in canonical order, so its deltas already are each
 	// observable's slots in order, and the diff reads them from there.
@@ -56,6 +59,23 @@ func (d *Document) Reconcile(state commit.Commit) (commit.Commit, error) {
 		return commit.Commit{}, err
 	}
 	return c, nil
+}
+
+// fill is Reconcile into a document holding only an empty root (loading
+// one): the diff is the state itself, so it is checked and applied once.
+func (d *Document) fill(state commit.Commit) (commit.Commit, error) {
+	if len(state.Deltas) == 0 {
+		return commit.Commit{}, nil
+	}
+	p := &d.plan
+	defer p.done()
+	p.build(d, state)
+	if r := p.refusal(); r != nil {
+		return commit.Commit{}, r
+	}
+	out := slices.Clone(p.deltas) // canonical, and not the caller's slice
+	p.apply(false)
+	return commit.Commit{Deltas: out}, nil
 }
 
 // live is whether the checked state reaches id: the root, or an id it

@@ -144,3 +144,31 @@ func TestReconcileCutsStaleEdge(t *testing.T) {
 		t.Fatalf("refused reconcile changed the document:\n%s\n%s", dump(d), before)
 	}
 }
+
+func TestReconcileIntoEmpty(t *testing.T) {
+	state := stateOf(t, cm(add(1, okey("a"), attach(commit.Object, 2)), add(2, okey("x"), text("y")), add(1, okey("b"), text("z"))))
+	scrambled := reversed(state)
+	d := New(id(1), commit.Object, Limits{})
+	c, err := d.Reconcile(scrambled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, d)
+	if !slices.Equal(c.Deltas, state.Deltas) || &c.Deltas[0] == &scrambled.Deltas[0] {
+		t.Fatalf("commit %v, want the state in canonical order, in its own slice", c.Deltas)
+	}
+	if !sameSnapshot(t, d.Snapshot(), state) {
+		t.Fatalf("not at the state")
+	}
+	// A bad state leaves the empty document as it was.
+	e := New(id(1), commit.Object, Limits{})
+	if _, err := e.Reconcile(cm(add(1, okey("a"), text("x")), add(7, okey("b"), text("y")))); protocol.ReasonOf(err) != protocol.Unreachable {
+		t.Fatalf("reason %v", err)
+	}
+	if e.Observables() != 1 || e.Slots() != 0 {
+		t.Fatalf("refused state changed the document")
+	}
+	if c, err := e.Reconcile(commit.Commit{}); err != nil || len(c.Deltas) != 0 {
+		t.Fatalf("%v %v", c, err)
+	}
+}
