@@ -3,8 +3,10 @@ package document
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/weftgate/weftgate/protocol/commit"
 )
@@ -67,6 +69,17 @@ func bigDoc(tb testing.TB, items, salt int) *Document {
 	return d
 }
 
+// cpuClock reports CPU time per op next to the wall-clock ns/op.
+type cpuClock struct{ start time.Duration }
+
+func startCPU(b *testing.B) cpuClock { b.ResetTimer(); return cpuClock{cpuNow()} }
+
+func (c cpuClock) report(b *testing.B, perOp float64, unit string) {
+	if used := cpuNow() - c.start; used > 0 && c.start > 0 {
+		b.ReportMetric(float64(used.Nanoseconds())/float64(b.N)/perOp, unit)
+	}
+}
+
 func TestBigState(t *testing.T) {
 	d := bigDoc(t, 990, 0)
 	if d.Slots() != 100_000 {
@@ -98,7 +111,7 @@ func BenchmarkApply(b *testing.B) {
 		d := bigDoc(b, items, 0)
 		deltas := 0
 		b.ReportAllocs()
-		b.ResetTimer()
+		cpu := startCPU(b)
 		for i := 0; i < b.N; i++ {
 			c := commits[i%len(commits)]
 			if _, err := d.Apply(c); err != nil {
@@ -108,6 +121,7 @@ func BenchmarkApply(b *testing.B) {
 		}
 		b.ReportMetric(float64(deltas)/b.Elapsed().Seconds(), "deltas/s")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(deltas), "ns/delta")
+		cpu.report(b, float64(deltas)/float64(b.N), "cpu-ns/delta")
 	}
 	// 64 replaces spread over 8 items, as a busy editing stream writes.
 	b.Run("replace", func(b *testing.B) {
@@ -163,7 +177,7 @@ func BenchmarkApply(b *testing.B) {
 func BenchmarkApplyState100k(b *testing.B) {
 	state := bigState(990, 0)
 	b.ReportAllocs()
-	b.ResetTimer()
+	cpu := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		d := New(bigID(0), commit.Object, Limits{})
 		if _, err := d.Apply(state); err != nil {
@@ -171,17 +185,20 @@ func BenchmarkApplyState100k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)*float64(len(state.Deltas))/b.Elapsed().Seconds(), "deltas/s")
+	cpu.report(b, 1e6, "cpu-ms/op")
 }
 
 func BenchmarkSnapshot100k(b *testing.B) {
 	d := bigDoc(b, 990, 0)
 	b.Run("warm", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := startCPU(b)
 		for i := 0; i < b.N; i++ {
 			if s := d.Snapshot(); len(s.Deltas) != 100_000 {
 				b.Fatal(len(s.Deltas))
 			}
 		}
+		cpu.report(b, 1e6, "cpu-ms/op")
 	})
 	// Every key order cache stale, as after edits everywhere.
 	b.Run("cold", func(b *testing.B) {
@@ -208,18 +225,19 @@ func BenchmarkReconcile100k(b *testing.B) {
 		d := bigDoc(b, 990, 0)
 		states := []commit.Commit{bigDoc(b, 990, 7).Snapshot(), d.Snapshot()}
 		b.ReportAllocs()
-		b.ResetTimer()
+		cpu := startCPU(b)
 		for i := 0; i < b.N; i++ {
 			c, err := d.Reconcile(states[i%2])
 			if err != nil || len(c.Deltas) == 0 {
 				b.Fatal(len(c.Deltas), err)
 			}
 		}
+		cpu.report(b, 1e6, "cpu-ms/op")
 	})
 	b.Run("into-empty", func(b *testing.B) {
 		state := bigDoc(b, 990, 0).Snapshot()
 		b.ReportAllocs()
-		b.ResetTimer()
+		cpu := startCPU(b)
 		for i := 0; i < b.N; i++ {
 			d := New(bigID(0), commit.Object, Limits{})
 			c, err := d.Reconcile(state)
@@ -227,5 +245,25 @@ func BenchmarkReconcile100k(b *testing.B) {
 				b.Fatal(len(c.Deltas), err)
 			}
 		}
+		cpu.report(b, 1e6, "cpu-ms/op")
 	})
+}
+
+// BenchmarkHeld100k reports the heap a 100,000-slot document holds, per
+// slot, which is what Limits bounds.
+func BenchmarkHeld100k(b *testing.B) {
+	state := bigState(990, 0)
+	var before, after runtime.MemStats
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d := New(bigID(0), commit.Object, Limits{})
+		if _, err := d.Apply(state); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(d)
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(state.Deltas)), "heap-B/slot")
 }

@@ -12,9 +12,9 @@ type Limits struct {
 	MaxSlots int
 }
 
-// Defaults: a slot costs roughly 100 to 150 bytes held, so a document at
-// both bounds is in the low hundreds of megabytes, a ceiling no shared
-// document should reach.
+// Defaults: a slot costs about 150 bytes held (BenchmarkHeld100k), so a
+// document at the slot bound holds about 150 MB, a ceiling no shared
+// document should reach; a gateway bounds how many documents it holds.
 const (
 	DefaultMaxObservables = 100_000
 	DefaultMaxSlots       = 1_000_000
