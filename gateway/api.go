@@ -168,7 +168,13 @@ type DocumentInfo struct {
 // Documents lists the documents in memory.
 func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 	var out []DocumentInfo
-	for _, h := range s.reg.all() {
+	hubs := s.reg.all()
+	defer func() {
+		for _, h := range hubs {
+			s.reg.release(h)
+		}
+	}()
+	for _, h := range hubs {
 		res := make(chan DocumentInfo, 1)
 		if !h.postCtx(ctx, func() {
 			res <- DocumentInfo{Name: h.name, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}

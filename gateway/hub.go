@@ -47,6 +47,7 @@ type hub struct {
 	waiting   []waiter  // run once everything applied is durable
 
 	idleTimer *time.Timer
+	idleArmed bool
 }
 
 type member struct {
@@ -126,6 +127,7 @@ func (h *hub) run() {
 		case fn := <-h.replies:
 			fn()
 		case <-idle.C:
+			h.idleArmed = false
 			if h.unloadable() && h.srv.reg.tryUnload(h) {
 				h.unload()
 				return
@@ -191,8 +193,11 @@ func (h *hub) unloadable() bool {
 		len(h.unflushed) == 0 && len(h.appending) == 0
 }
 
+// maybeIdle arms the idle timer once; a brief reference in between (a
+// status read) does not push the unload back.
 func (h *hub) maybeIdle() {
-	if h.unloadable() {
+	if h.unloadable() && !h.idleArmed {
+		h.idleArmed = true
 		h.idleTimer.Reset(h.srv.cfg.IdleUnload)
 	}
 }
@@ -546,6 +551,7 @@ func (h *hub) appended(err error) {
 	}
 	h.flush()
 	h.runWaiting()
+	h.maybeIdle()
 }
 
 // storeFailed refuses every commit that was applied but not made durable,

@@ -53,11 +53,14 @@ func (r *registry) tryUnload(h *hub) bool {
 	return true
 }
 
+// all returns every hub with one more reference each, so none unloads
+// while the caller asks it something; the caller releases each.
 func (r *registry) all() []*hub {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*hub, 0, len(r.hubs))
 	for _, h := range r.hubs {
+		h.refs++
 		out = append(out, h)
 	}
 	return out

@@ -54,6 +54,11 @@ func (s *Server) Status(ctx context.Context) Status {
 	// not one per document. The channel holds every answer, so a hub that
 	// answers after ctx ended never blocks.
 	hubs := s.reg.all()
+	defer func() {
+		for _, h := range hubs {
+			s.reg.release(h)
+		}
+	}()
 	res := make(chan DocumentStatus, len(hubs))
 	asked := 0
 	for _, h := range hubs {
