@@ -38,9 +38,24 @@ func (d *Document) apply(c commit.Commit) error {
 // Removes go last, because removing a slot moves another one's index.
 func (p *plan) apply(inverse bool) []commit.Delta {
 	d := p.d
-	for id, no := range p.newObs {
-		lo, hi := p.run(id)
-		d.obs[id] = newObservable(id, no.kind, hi-lo)
+	if len(p.newObs) > 0 {
+		// Sized by their run of deltas, then those with none.
+		for g, lo := range p.groups {
+			if p.targets[lo] != nil {
+				continue
+			}
+			hi := len(p.deltas)
+			if g+1 < len(p.groups) {
+				hi = int(p.groups[g+1])
+			}
+			id := p.deltas[lo].ID
+			d.obs[id] = newObservable(id, p.newObs[id].kind, hi-int(lo))
+		}
+		for id, no := range p.newObs {
+			if d.obs[id] == nil {
+				d.obs[id] = newObservable(id, no.kind, 0)
+			}
+		}
 	}
 	var inv []commit.Delta
 	if inverse {

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -271,14 +270,6 @@ func (p *plan) check(i int) {
 	case child != nil && child.parent != nil && !p.releases(child):
 		p.fail(rankAttach, i, protocol.MultipleAttach, r.ID.String()+" is attached already and the commit does not detach it")
 	}
-}
-
-// run is the index range of the deltas into id.
-func (p *plan) run(id commit.ID) (lo, hi int) {
-	lo, _ = slices.BinarySearchFunc(p.deltas, id, func(a commit.Delta, x commit.ID) int { return bytes.Compare(a.ID[:], x[:]) })
-	for hi = lo; hi < len(p.deltas) && p.deltas[hi].ID == id; hi++ {
-	}
-	return lo, hi
 }
 
 // mention records that delta i says id is of kind k, and reports whether
