@@ -7,6 +7,14 @@
 // of it or none, and returns its inverse. Snapshot writes the state as one
 // commit of adds; Reconcile moves the document in place to a peer's state.
 // Path and Paths give the attach path of an observable or of each delta.
+// MarshalJSON and ParseJSON are the fixtures' JSON view. Limits bound what
+// one document holds.
+//
+// Detached observables (their attach slot removed) stay held with their
+// slots and their kind, so an id survives a detach and a reattach
+// (identity.md section 1), as in the aweft client; Compact drops them.
+// Every observable has at most one attach edge anywhere, detached ones
+// included, so reattaching a subtree can never give anything two homes.
 //
 // Refusal precedence. A commit is refused, in this order, for:
 //
@@ -24,11 +32,11 @@
 //  6. too-many-observables, too-many-slots, only when nothing above applies.
 //
 // Every finding of ranks 2 to 5 is reported, by rank and then in canonical
-// delta order, so the reasons do not depend on the order of the deltas.
-// Paths are text steps: object keys as they are, array positions as hex,
-// map keys as id text (see Step).
+// delta order, so the reasons do not depend on the order of the deltas; a
+// refusal carries at most MaxReasons. Paths are text steps: object keys as
+// they are, array positions as lowercase hex, map keys as id text (Step).
 //
 // It does not decode or encode bytes (protocol/commit), judge whether a
 // commit should be accepted, or keep history; and it is not safe for
-// concurrent use.
+// concurrent use: one owner drives a document.
 package document

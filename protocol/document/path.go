@@ -57,10 +57,16 @@ func (d *Document) Paths(c commit.Commit) [][]string {
 	if p.deltas == nil {
 		return out // malformed: no delta has a place
 	}
+	bases := map[commit.ID][]string{} // nil: unreachable
 	for i := range c.Deltas {
 		dl := &c.Deltas[i]
-		if base, ok := p.pathTo(dl.ID); ok {
-			out[i] = append(base, Step(dl.Ref))
+		base, seen := bases[dl.ID]
+		if !seen {
+			base, _ = p.pathTo(dl.ID)
+			bases[dl.ID] = base
+		}
+		if base != nil {
+			out[i] = append(slices.Clip(base), Step(dl.Ref)) // a copy each
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package document
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -118,15 +119,18 @@ func reuse[K comparable, V any](m map[K]V) map[K]V {
 	return m
 }
 
-// done drops references into the caller's commit and big buffers.
+// done drops references into the caller's commit, and buffers a big
+// commit grew.
 func (p *plan) done() {
 	p.deltas = nil
 	clear(p.targets)
-	clear(p.priors)
-	if cap(p.buf) > 4*maxReusedMap {
-		p.buf, p.targets, p.priors = nil, nil, nil
-	} else {
-		clear(p.buf)
+	clear(p.buf)
+	const keep = 4 * maxReusedMap
+	if cap(p.buf) > keep {
+		p.buf = nil
+	}
+	if cap(p.targets) > keep {
+		p.targets, p.priors, p.groups = nil, nil, nil
 	}
 }
 
@@ -316,7 +320,8 @@ func (p *plan) releases(child *observable) bool {
 // find is the index of the delta addressing one slot.
 func (p *plan) find(id commit.ID, k commit.Kind, key string) (int, bool) {
 	probe := commit.Delta{ID: id, Ref: commit.Ref{Kind: k, Key: key}}
-	return slices.BinarySearchFunc(p.deltas, &probe, func(a commit.Delta, b *commit.Delta) int { return compareDelta(&a, b) })
+	i := sort.Search(len(p.deltas), func(i int) bool { return compareDelta(&p.deltas[i], &probe) >= 0 })
+	return i, i < len(p.deltas) && compareDelta(&p.deltas[i], &probe) == 0
 }
 
 // checkReach refuses deltas whose target no attach path reaches, counting

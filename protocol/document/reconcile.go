@@ -12,15 +12,20 @@ import (
 // add for slots the state has and the document lacks, replace for slots
 // whose value differs, remove for slots the state does not mention. An
 // observable the state does not reach is detached by removing the slot
-// that reached it; its own slots are left alone.
+// that reached it; its own slots are left alone, except that an
+// observable the state attaches elsewhere is released from it by a remove
+// there (a move).
 //
-// The state is first applied to a scratch document with this document's
-// root id and kind, so a state that is not a valid commit against an
-// empty root is refused with Apply's reasons and nothing changes. A state
-// with no deltas means an empty document: the root is emptied.
+// The state is first checked exactly as Apply would check it against a
+// scratch document holding only an empty root of this document's id and
+// kind, so a state that is not a valid commit there is refused with
+// Apply's reasons and nothing changes. A state with no deltas means an
+// empty document: the root is emptied. The diff is then applied as a
+// commit, and can be refused too (a kind the state gives an id this
+// document holds detached as another kind, or a limit).
 //
-// It returns the commit it applied, in canonical order, for delivery to
-// every other consumer; a commit with no deltas means nothing changed.
+// It returns the commit it applied, in canonical order and without a tag,
+// for delivery to every other consumer; no deltas means nothing changed.
 //
 // One case has no delta: an observable the state attaches whose attach
 // edge here lies inside a detached observable, which no commit may write.
