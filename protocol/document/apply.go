@@ -1,6 +1,10 @@
 package document
 
-import "github.com/weftgate/weftgate/protocol/commit"
+import (
+	"strings"
+
+	"github.com/weftgate/weftgate/protocol/commit"
+)
 
 // Apply checks c against the document (format.md section 7, apply stage)
 // and then applies all of it, or refuses it and changes nothing. The
@@ -80,18 +84,18 @@ func (p *plan) apply(inverse bool) []commit.Delta {
 				inv[i] = commit.Delta{Op: commit.Replace, ID: dl.ID, Ref: dl.Ref, Value: e.v}
 			}
 			d.detach(t, dl.Ref.Key, e.v)
-			e.v = dl.Value
+			e.v = own(dl.Value)
 		default:
 			if inverse {
 				inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
 			}
-			t.insert(dl.Ref.Key, dl.Value)
+			t.insert(strings.Clone(dl.Ref.Key), own(dl.Value))
 			d.slots++
 		}
 		if isAttach(dl.Value) {
 			t.attaches++
 			c := d.obs[dl.Value.Ref.ID]
-			c.parent, c.parentKey = t, dl.Ref.Key
+			c.parent, c.parentKey = t, t.keyOf(dl.Ref.Key)
 		}
 	}
 	for i := 0; removes > 0; i++ {
@@ -122,6 +126,17 @@ func (d *Document) detach(t *observable, key string, old commit.Value) {
 	if c := d.obs[old.Ref.ID]; c.parent == t && c.parentKey == key {
 		c.parent, c.parentKey = nil, ""
 	}
+}
+
+// own copies the text or bytes a value holds. A decoded commit's short
+// strings share one buffer per commit, and a slot kept for long would pin
+// all of it: memory would then follow the commits seen, not the slots
+// Limits count.
+func own(v commit.Value) commit.Value {
+	if v.Type == commit.Text || v.Type == commit.Bytes {
+		v.Str = strings.Clone(v.Str)
+	}
+	return v
 }
 
 func isAttach(v commit.Value) bool {

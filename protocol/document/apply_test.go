@@ -2,7 +2,9 @@ package document
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -368,5 +370,36 @@ func TestCompact(t *testing.T) {
 	mustApply(t, r, d.Snapshot())
 	if dump(r) != dump(d) {
 		t.Fatalf("compacted\n%s\nrebuilt\n%s", dump(d), dump(r))
+	}
+}
+
+// TestApplyOwnsStrings: a slot must not keep the caller's buffer alive
+// (a decoded commit's short strings share one buffer).
+func TestApplyOwnsStrings(t *testing.T) {
+	buf := strings.Repeat("k", 1<<16)
+	inBuf := func(s string) bool {
+		p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(buf)))
+		return p >= lo && p < lo+uintptr(len(buf))
+	}
+	d := newDoc(t, cm(
+		add(1, okey(buf[:2]), text(buf[10:20])),
+		add(1, okey(buf[:3]), attach(commit.Object, 2)),
+		add(2, okey("b"), commit.BytesValue([]byte(buf[5:9]))),
+	))
+	mustApply(t, d, cm(add(2, okey(buf[:4]), text("x")), rep(2, okey("b"), text(buf[30:40]))))
+	for _, o := range d.obs {
+		for _, e := range o.entries {
+			if inBuf(e.key) || (e.v.Str != "" && inBuf(e.v.Str)) {
+				t.Fatalf("%s keeps the caller's buffer: %q", o.id, e.key)
+			}
+		}
+		if o.parent != nil && inBuf(o.parentKey) {
+			t.Fatalf("%s parent key keeps the caller's buffer", o.id)
+		}
+		for k := range o.index {
+			if inBuf(k) {
+				t.Fatalf("%s index keeps the caller's buffer", o.id)
+			}
+		}
 	}
 }

@@ -23,6 +23,9 @@ func newObservable(id commit.ID, kind commit.Kind, size int) *observable {
 
 func (o *observable) len() int { return len(o.entries) }
 
+// keyOf is the slot's own copy of key, which is there.
+func (o *observable) keyOf(key string) string { return o.entries[o.index[key]].key }
+
 func (o *observable) get(key string) (commit.Value, bool) {
 	if i, ok := o.index[key]; ok {
 		return o.entries[i].v, true
