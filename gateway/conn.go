@@ -137,7 +137,16 @@ func (c *conn) post(m connMsg) {
 func (c *conn) end(r *endReason) {
 	c.mu.Lock()
 	if c.ended {
+		// A timed-out write closes the socket under the reader, which may
+		// report the end first as closed: the writer's diagnosis wins.
+		upgrade := r.fault == ReasonSlowConsumer && c.endErr != nil && c.endErr.fault == ReasonClosed
+		if upgrade {
+			c.endErr = r
+		}
 		c.mu.Unlock()
+		if upgrade {
+			c.srv.metrics.slowConsumer()
+		}
 		return
 	}
 	c.ended = true
