@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -176,4 +177,9 @@ func waitCursor(t *testing.T, s *gateway.Server, name string, n uint64) {
 	if err != reached {
 		t.Fatalf("%s never reached cursor %d: %v", name, n, err)
 	}
+}
+
+func newHTTPServer(tb testing.TB, h http.Handler) *httptest.Server {
+	tb.Helper()
+	return httptest.NewServer(h)
 }

@@ -102,6 +102,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.Compression {
 		opts.CompressionMode = websocket.CompressionContextTakeover
+		// Frames are small; shared-context compression pays on small
+		// messages too, so compress them all.
+		opts.CompressionThreshold = 1
 	}
 	ws, err := websocket.Accept(w, r, opts)
 	if err != nil {
@@ -128,7 +131,7 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity, r *http.Requ
 		ws:       ws,
 		id:       "c" + strconv.FormatUint(n, 10),
 		identity: id,
-		frames:   make(chan inbound, 16),
+		frames:   make(chan inbound, 2),
 		credits:  make(chan struct{}, s.cfg.MaxFramesInFlight),
 		wake:     make(chan struct{}, 1),
 		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink, MaxFrameBytes: int(s.cfg.MaxMessageBytes)}),
