@@ -32,7 +32,7 @@ func (c countingConn) Read(b []byte) (int, error) {
 // BenchmarkCompression measures what permessage-deflate with context
 // takeover buys and costs on a stream of small field edits: wire bytes per
 // delivered commit and gateway heap per connected link. It chose the
-// default (off); see docs/decisions/004-compression-default.md.
+// default (off); see docs/decisions/006-compression-default.md.
 func BenchmarkCompression(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("compression=%v", on), func(b *testing.B) {

@@ -1,8 +1,13 @@
 package store
 
 import (
+	"bytes"
+	"slices"
+
 	bolt "go.etcd.io/bbolt"
 )
+
+type kv struct{ k, v []byte }
 
 // MaxTrimRecords bounds the records one snapshot deletes in one transaction;
 // any left over are invisible (below the floor) and go with a later snapshot.
@@ -31,6 +36,7 @@ func checkpoint(tx *bolt.Tx) (records, size int, err error) {
 	logB.FillPercent = logFill
 	docs := tx.Bucket(bucketDocs)
 	metas := make(map[string]*docState)
+	var puts []kv
 	for ; k != nil; k, v = c.Next() {
 		err := eachWAL(v, func(e walEntry) error {
 			d, ok := metas[string(e.doc)]
@@ -48,12 +54,22 @@ func checkpoint(tx *bolt.Tx) (records, size int, err error) {
 			d.last = max(d.last, e.cursor)
 			records++
 			size += len(e.commit)
-			return logB.Put(logKey(e.doc, e.cursor), encodeLogValue(e.origin, e.commit))
+			puts = append(puts, kv{logKey(e.doc, e.cursor), encodeLogValue(e.origin, e.commit)})
+			return nil
 		})
 		if err != nil {
 			if ReasonOf(err) == "" {
 				err = &Error{Reason: Corrupt, Message: "wal value does not decode", Err: err}
 			}
+			return 0, 0, err
+		}
+	}
+	// In key order, each put lands at the end of what the previous one
+	// touched; in wal order, documents interleave and every put shifts the
+	// rest of a growing node.
+	slices.SortFunc(puts, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
+	for _, p := range puts {
+		if err := logB.Put(p.k, p.v); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"runtime"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,6 +22,8 @@ type writer struct {
 	failed error // non-nil while writes are refused
 	timer  *time.Timer
 	batch  []*request // reused between batches
+
+	lastBatch int // requests in the last batch
 }
 
 func newWriter(s *Bolt) *writer {
@@ -49,21 +52,36 @@ func (w *writer) run() {
 	}
 }
 
+// maxGatherYields bounds how long collect waits for company.
+const maxGatherYields = 32
+
 // collect takes first and whatever else is already queued, within the
-// batch bounds.
+// batch bounds. When the last batch had company, it also yields while more
+// keeps arriving: the callers its last commit released are about to queue
+// again, and a commit costs the same for one record or hundreds.
 func (w *writer) collect(first *request) []*request {
 	b := append(w.batch[:0], first)
 	n, size := first.count(), first.bytes
+	yields := 0
 	for n < w.opts.BatchRecords && size < w.opts.BatchBytes {
 		select {
 		case r := <-w.s.reqs:
 			b = append(b, r)
 			n += r.count()
 			size += r.bytes
+			continue
 		default:
-			return b
+		}
+		if w.lastBatch < 2 || yields == maxGatherYields {
+			break
+		}
+		yields++
+		runtime.Gosched()
+		if len(w.s.reqs) == 0 {
+			break
 		}
 	}
+	w.lastBatch = len(b)
 	return b
 }
 
