@@ -22,8 +22,11 @@ func TestApplyObjectSlots(t *testing.T) {
 	if v, _ := d.Get(id(1), okey("title")); v != text("b") {
 		t.Fatalf("title = %v", v)
 	}
-	if d.Slots() != 1 || d.Len(id(1)) != 1 || d.Observables() != 1 {
+	if d.Slots() != 1 || d.Len(id(1)) != 1 || d.Len(id(7)) != 0 || d.Observables() != 1 {
 		t.Fatalf("counts %d %d %d", d.Slots(), d.Len(id(1)), d.Observables())
+	}
+	if r, k := d.Root(); r != id(1) || k != commit.Object {
+		t.Fatalf("root %v %v", r, k)
 	}
 }
 
@@ -216,6 +219,9 @@ func TestApplyRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := refused(t, base(), tc.c, tc.reason)
+			if r.Reason() != tc.reason {
+				t.Fatalf("Reason() = %s", r.Reason())
+			}
 			if got := r.Reasons[0].Path; !slices.Equal(got, tc.path) || (got == nil) != (tc.path == nil) {
 				t.Fatalf("path %q, want %q", got, tc.path)
 			}

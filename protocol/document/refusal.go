@@ -34,8 +34,3 @@ func (r *Refusal) Unwrap() error { return r.Reasons[0] }
 
 // Reason is the reason of the first (most important) element.
 func (r *Refusal) Reason() protocol.Reason { return r.Reasons[0].Reason }
-
-// refuse wraps a single reason.
-func refuse(reason protocol.Reason, msg string, path []string) *Refusal {
-	return &Refusal{Reasons: []*protocol.Error{{Reason: reason, Message: msg, Path: path, Offset: -1}}}
-}
