@@ -1,0 +1,354 @@
+package client
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"net/http"
+	"net/textproto"
+
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Conversions between the generated API and the SDK's types. Reading is
+// strict (a malformed message is an error, never a guess); every error is a
+// *protocol.Error with the reason the proto comments name.
+
+func idFrom(p *v1.Id) (commit.ID, error) {
+	var id commit.ID
+	if len(p.GetValue()) != len(id) {
+		return id, protocol.Errorf(protocol.InvalidID, fmt.Sprintf("an id is 12 bytes, not %d", len(p.GetValue())))
+	}
+	copy(id[:], p.GetValue())
+	return id, nil
+}
+
+func idTo(id commit.ID) *v1.Id { return &v1.Id{Value: bytes.Clone(id[:])} }
+
+func kindFrom(k v1.Kind) (commit.Kind, error) {
+	switch k {
+	case v1.Kind_KIND_OBJECT:
+		return commit.Object, nil
+	case v1.Kind_KIND_ARRAY:
+		return commit.Array, nil
+	case v1.Kind_KIND_MAP:
+		return commit.Map, nil
+	}
+	return 0, protocol.Errorf(protocol.UnknownRefKind, fmt.Sprintf("kind %v is not an observable kind", k))
+}
+
+func kindTo(k commit.Kind) v1.Kind {
+	switch k {
+	case commit.Object:
+		return v1.Kind_KIND_OBJECT
+	case commit.Array:
+		return v1.Kind_KIND_ARRAY
+	case commit.Map:
+		return v1.Kind_KIND_MAP
+	}
+	return v1.Kind_KIND_UNSPECIFIED
+}
+
+func rootFrom(p *v1.Root) (Root, error) {
+	if p == nil {
+		return Root{}, protocol.Errorf(protocol.InvalidCommit, "a root is required")
+	}
+	id, err := idFrom(p.GetId())
+	if err != nil {
+		return Root{}, err
+	}
+	k, err := kindFrom(p.GetKind())
+	return Root{ID: id, Kind: k}, err
+}
+
+func rootTo(r Root) *v1.Root { return &v1.Root{Id: idTo(r.ID), Kind: kindTo(r.Kind)} }
+
+func refFrom(p *v1.Ref) (commit.Ref, error) {
+	switch k := p.GetKey().(type) {
+	case *v1.Ref_ObjectKey:
+		return commit.ObjectKey(k.ObjectKey), nil
+	case *v1.Ref_ArrayPosition:
+		return commit.ArrayKey(k.ArrayPosition), nil
+	case *v1.Ref_MapKey:
+		id, err := idFrom(k.MapKey)
+		return commit.MapKey(id), err
+	}
+	return commit.Ref{}, protocol.Errorf(protocol.InvalidRef, "a ref sets exactly one key")
+}
+
+func valueFrom(p *v1.Value) (commit.Value, error) {
+	switch k := p.GetKind().(type) {
+	case *v1.Value_NullValue:
+		return commit.NullValue(), nil
+	case *v1.Value_BoolValue:
+		return commit.BoolValue(k.BoolValue), nil
+	case *v1.Value_IntValue:
+		return commit.IntValue(k.IntValue), nil
+	case *v1.Value_FloatValue:
+		if math.IsNaN(k.FloatValue) || math.IsInf(k.FloatValue, 0) {
+			return commit.Value{}, protocol.Errorf(protocol.NonFiniteFloat, "a float is finite")
+		}
+		return commit.Value{Type: commit.Float, Float: k.FloatValue}, nil
+	case *v1.Value_TextValue:
+		return commit.TextValue(k.TextValue), nil
+	case *v1.Value_BytesValue:
+		return commit.BytesValue(k.BytesValue), nil
+	case *v1.Value_Reference:
+		r := k.Reference
+		var edge commit.Edge
+		switch r.GetEdge() {
+		case v1.Edge_EDGE_ATTACH:
+			edge = commit.Attach
+		case v1.Edge_EDGE_ALIAS:
+			edge = commit.Alias
+		default:
+			return commit.Value{}, protocol.Errorf(protocol.UnknownEdgeKind, fmt.Sprintf("edge %v is not an edge", r.GetEdge()))
+		}
+		kind, err := kindFrom(r.GetKind())
+		if err != nil {
+			return commit.Value{}, err
+		}
+		id, err := idFrom(r.GetId())
+		return commit.RefTo(commit.Reference{Edge: edge, Kind: kind, ID: id}), err
+	}
+	return commit.Value{}, protocol.Errorf(protocol.MissingValue, "a value sets exactly one kind")
+}
+
+func valueTo(v commit.Value) *v1.Value {
+	switch v.Type {
+	case commit.Bool:
+		return &v1.Value{Kind: &v1.Value_BoolValue{BoolValue: v.Bool}}
+	case commit.Int:
+		return &v1.Value{Kind: &v1.Value_IntValue{IntValue: v.Int}}
+	case commit.Float:
+		return &v1.Value{Kind: &v1.Value_FloatValue{FloatValue: v.Float}}
+	case commit.Text:
+		return &v1.Value{Kind: &v1.Value_TextValue{TextValue: v.Str}}
+	case commit.Bytes:
+		return &v1.Value{Kind: &v1.Value_BytesValue{BytesValue: []byte(v.Str)}}
+	case commit.RefValue:
+		edge := v1.Edge_EDGE_ATTACH
+		if v.Ref.Edge == commit.Alias {
+			edge = v1.Edge_EDGE_ALIAS
+		}
+		return &v1.Value{Kind: &v1.Value_Reference{Reference: &v1.Reference{Edge: edge, Kind: kindTo(v.Ref.Kind), Id: idTo(v.Ref.ID)}}}
+	}
+	return &v1.Value{Kind: &v1.Value_NullValue{NullValue: structpb.NullValue_NULL_VALUE}}
+}
+
+func deltaFrom(p *v1.Delta) (commit.Delta, error) {
+	var d commit.Delta
+	switch p.GetType() {
+	case v1.DeltaType_DELTA_TYPE_ADD:
+		d.Op = commit.Add
+	case v1.DeltaType_DELTA_TYPE_REPLACE:
+		d.Op = commit.Replace
+	case v1.DeltaType_DELTA_TYPE_REMOVE:
+		d.Op = commit.Remove
+	default:
+		return d, protocol.Errorf(protocol.UnknownDeltaType, fmt.Sprintf("delta type %v", p.GetType()))
+	}
+	var err error
+	if d.ID, err = idFrom(p.GetId()); err != nil {
+		return d, err
+	}
+	if d.Ref, err = refFrom(p.GetRef()); err != nil {
+		return d, err
+	}
+	switch {
+	case d.Op == commit.Remove && p.GetValue() != nil:
+		return d, protocol.Errorf(protocol.UnexpectedValue, "a remove carries no value")
+	case d.Op != commit.Remove:
+		if d.Value, err = valueFrom(p.GetValue()); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+// pathFrom keeps "no path" (nil) apart from the root's path (empty).
+func pathFrom(p *v1.Path) []string {
+	if p == nil {
+		return nil
+	}
+	return append([]string{}, p.GetSteps()...)
+}
+
+func pathTo(p []string) *v1.Path {
+	if p == nil {
+		return nil
+	}
+	return &v1.Path{Steps: p}
+}
+
+// commitFrom reads a commit from its bytes when it has them, else from its
+// typed deltas (encoding them canonically), within l.
+func commitFrom(p *v1.Commit, l commit.Limits) (commit.Commit, []byte, error) {
+	if len(p.GetEncoded()) > 0 {
+		c, err := commit.DecodeWithLimits(p.GetEncoded(), l)
+		return c, p.GetEncoded(), err
+	}
+	c := commit.Commit{Deltas: make([]commit.Delta, len(p.GetDeltas()))}
+	for i, pd := range p.GetDeltas() {
+		d, err := deltaFrom(pd)
+		if err != nil {
+			return commit.Commit{}, nil, err
+		}
+		c.Deltas[i] = d
+	}
+	if len(p.GetTag()) > 0 {
+		c.Tag = p.GetTag()
+	}
+	b, err := commit.Encode(c)
+	if err != nil {
+		return commit.Commit{}, nil, err
+	}
+	c, err = commit.DecodeWithLimits(b, l) // canonical order, as from the wire
+	return c, b, err
+}
+
+// viewFrom reads a commit the gateway sent in both forms and refuses one
+// whose typed view disagrees with its bytes: the paths are what a handler
+// judges by, so they must describe the commit the bytes are.
+func viewFrom(p *v1.Commit, l commit.Limits) (CommitView, error) {
+	c, b, err := commitFrom(p, l)
+	if err != nil {
+		return CommitView{}, err
+	}
+	v := CommitView{Commit: c, Encoded: b}
+	pds := p.GetDeltas()
+	if len(pds) == 0 {
+		v.Paths = make([][]string, len(c.Deltas))
+		return v, nil
+	}
+	if len(pds) != len(c.Deltas) {
+		return CommitView{}, protocol.Errorf(protocol.InvalidCommit, fmt.Sprintf("the typed view has %d deltas, the bytes %d", len(pds), len(c.Deltas)))
+	}
+	if !bytes.Equal(p.GetTag(), c.Tag) {
+		return CommitView{}, protocol.Errorf(protocol.InvalidCommit, "the typed view's tag differs from the bytes'")
+	}
+	v.Paths = make([][]string, len(pds))
+	for i, pd := range pds {
+		d, err := deltaFrom(pd)
+		if err != nil {
+			return CommitView{}, err
+		}
+		if d != c.Deltas[i] {
+			return CommitView{}, protocol.Errorf(protocol.InvalidCommit, fmt.Sprintf("delta %d of the typed view differs from the bytes", i))
+		}
+		v.Paths[i] = pathFrom(pd.GetPath())
+	}
+	return v, nil
+}
+
+// commitTo sends a commit as its canonical bytes.
+func commitTo(c commit.Commit) (*v1.Commit, error) {
+	b, err := commit.Encode(c)
+	if err != nil {
+		return nil, err
+	}
+	return &v1.Commit{Encoded: b}, nil
+}
+
+func stateFrom(p *v1.DocumentState, l commit.Limits) (State, []byte, error) {
+	r, err := rootFrom(p.GetRoot())
+	if err != nil {
+		return State{}, nil, err
+	}
+	if p.GetCommit() == nil {
+		return State{Root: r}, nil, nil
+	}
+	c, b, err := commitFrom(p.GetCommit(), l)
+	return State{Root: r, Commit: c}, b, err
+}
+
+func stateTo(s State) (*v1.DocumentState, error) {
+	out := &v1.DocumentState{Root: rootTo(s.Root)}
+	if len(s.Commit.Deltas) == 0 {
+		return out, nil
+	}
+	c, err := commitTo(s.Commit)
+	out.Commit = c
+	return out, err
+}
+
+func reasonsFrom(ps []*v1.Reason) []Reason {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]Reason, len(ps))
+	for i, p := range ps {
+		out[i] = Reason{Code: p.GetCode(), Message: p.GetMessage(), Path: pathFrom(p.GetPath())}
+	}
+	return out
+}
+
+// reasonsTo refuses a reason with no code: the gateway requires one, and a
+// handler that forgot it should fail loudly rather than refuse vaguely.
+func reasonsTo(rs []Reason) ([]*v1.Reason, error) {
+	out := make([]*v1.Reason, len(rs))
+	for i, r := range rs {
+		if r.Code == "" {
+			return nil, fmt.Errorf("reason %d has no code", i)
+		}
+		out[i] = &v1.Reason{Code: r.Code, Message: r.Message, Path: pathTo(r.Path)}
+	}
+	return out, nil
+}
+
+func identityFrom(p *v1.Identity) Identity {
+	if p == nil {
+		return Identity{Anonymous: true}
+	}
+	return Identity{ID: p.GetId(), Anonymous: p.GetAnonymous(), Roles: p.GetRoles(), Claims: p.GetClaims()}
+}
+
+func identityTo(i *Identity) *v1.Identity {
+	if i == nil {
+		return nil
+	}
+	return &v1.Identity{Id: i.ID, Anonymous: i.Anonymous, Roles: i.Roles, Claims: i.Claims}
+}
+
+func peerFrom(p *v1.Peer) Peer {
+	return Peer{Identity: identityFrom(p.GetIdentity()), RemoteAddr: p.GetRemoteAddr(), ConnectionID: p.GetConnectionId()}
+}
+
+func optionalPeer(p *v1.Peer) *Peer {
+	if p == nil {
+		return nil
+	}
+	peer := peerFrom(p)
+	return &peer
+}
+
+func originFrom(p *v1.Origin) Origin {
+	switch s := p.GetSource().(type) {
+	case *v1.Origin_Peer:
+		return Origin{Peer: optionalPeer(s.Peer)}
+	case *v1.Origin_Backend:
+		b := s.Backend
+		return Origin{Backend: &BackendOrigin{Name: b.GetName(), StreamID: b.GetStreamId(), WriteID: b.GetWriteId(), Label: b.GetLabel()}}
+	}
+	return Origin{}
+}
+
+func handshakeFrom(p *v1.Handshake) Handshake {
+	h := Handshake{RemoteAddr: p.GetRemoteAddr(), Host: p.GetHost(), Path: p.GetPath(), RawQuery: p.GetRawQuery(),
+		Header: make(http.Header, len(p.GetHeaders())), ConnectionID: p.GetConnectionId()}
+	for _, hd := range p.GetHeaders() {
+		k := textproto.CanonicalMIMEHeaderKey(hd.GetName())
+		h.Header[k] = append(h.Header[k], hd.GetValues()...)
+	}
+	return h
+}
+
+func patternTo(p Pattern) *v1.Pattern {
+	if p.Prefix {
+		return &v1.Pattern{Match: &v1.Pattern_Prefix{Prefix: p.Name}}
+	}
+	return &v1.Pattern{Match: &v1.Pattern_Exact{Exact: p.Name}}
+}

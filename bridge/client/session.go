@@ -1,0 +1,313 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// Message overheads the answer batcher allows for: a repeated element's
+// tag and length, and the request's own wrapping.
+const (
+	answerOverhead  = 6
+	requestOverhead = 16
+)
+
+// session is one authority stream from its Welcome to its end. The receive
+// loop (authority.session's goroutine) alone reads the stream; sendLoop
+// alone writes it.
+type session struct {
+	a      *authority
+	stream grpc.BidiStreamingClient[v1.AuthorityRequest, v1.AuthorityResponse]
+	ctx    context.Context // ends with the stream
+	cancel context.CancelFunc
+
+	out       chan *v1.AuthorityRequest // claims, releases, writes
+	answers   chan *v1.Answer
+	closeSend chan struct{} // closed to half-close
+	closeOnce sync.Once
+	done      chan struct{} // closed when the session has ended
+
+	maxInFlight int
+	budget      int // bytes one request may hold
+
+	mu        sync.Mutex
+	running   int
+	queue     []queued
+	active    map[uint64]*inflight // running and queued questions, by id
+	writes    map[uint64]chan writeOutcome
+	ended     bool
+	nextWrite uint64
+}
+
+type queued struct {
+	q *v1.Question
+	h Handlers
+}
+
+type inflight struct {
+	cancel    context.CancelFunc // nil while queued
+	withdrawn bool
+}
+
+func newSession(a *authority, stream grpc.BidiStreamingClient[v1.AuthorityRequest, v1.AuthorityResponse], ctx context.Context, cancel context.CancelFunc, w *v1.Welcome) *session {
+	o := a.c.opts
+	n := o.MaxInFlight
+	if m := int(w.GetLimits().GetMaxInFlight()); m > 0 && m < n {
+		n = m
+	}
+	budget := o.MaxSendMessageBytes
+	if m := int(w.GetLimits().GetMaxMessageBytes()); m > 0 && m < budget {
+		budget = m
+	}
+	return &session{
+		a: a, stream: stream, ctx: ctx, cancel: cancel,
+		out:         make(chan *v1.AuthorityRequest, 64),
+		answers:     make(chan *v1.Answer, n),
+		closeSend:   make(chan struct{}),
+		done:        make(chan struct{}),
+		maxInFlight: n,
+		budget:      budget - requestOverhead,
+		active:      map[uint64]*inflight{},
+		writes:      map[uint64]chan writeOutcome{},
+	}
+}
+
+// enqueue hands m to the sender; false when ctx or the session ended first
+// (then m was not sent).
+func (s *session) enqueue(ctx context.Context, m *v1.AuthorityRequest) bool {
+	select {
+	case s.out <- m:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+func (s *session) halfClose() { s.closeOnce.Do(func() { close(s.closeSend) }) }
+
+// sendLoop writes the stream, batching answers up to the message budget.
+func (s *session) sendLoop() {
+	var carry *v1.Answer
+	for {
+		first := carry
+		carry = nil
+		if first == nil {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-s.closeSend:
+				s.flushOut()
+				s.stream.CloseSend()
+				return
+			case m := <-s.out:
+				if s.stream.Send(m) != nil {
+					return // the receive loop learns the stream's status
+				}
+				continue
+			case first = <-s.answers:
+			}
+		}
+		batch := []*v1.Answer{first}
+		size := proto.Size(first) + answerOverhead
+	fill:
+		for len(batch) < MaxAnswersPerMessage {
+			select {
+			case a := <-s.answers:
+				n := proto.Size(a) + answerOverhead
+				if size+n > s.budget {
+					carry = a
+					break fill
+				}
+				batch = append(batch, a)
+				size += n
+			default:
+				break fill
+			}
+		}
+		m := &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Answers{Answers: &v1.Answers{Answers: batch}}}
+		if s.stream.Send(m) != nil {
+			return
+		}
+	}
+}
+
+// flushOut sends what was enqueued before a half-close (writes, releases)
+// so that their outcomes still come.
+func (s *session) flushOut() {
+	for {
+		select {
+		case m := <-s.out:
+			if s.stream.Send(m) != nil {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// recvLoop reads the stream until it ends and returns why.
+func (s *session) recvLoop() error {
+	for {
+		m, err := s.stream.Recv()
+		if err != nil {
+			return endErr(err)
+		}
+		switch k := m.GetMessage().(type) {
+		case *v1.AuthorityResponse_Questions:
+			for _, q := range k.Questions.GetQuestions() {
+				s.question(q)
+			}
+		case *v1.AuthorityResponse_Withdrawn:
+			s.withdraw(k.Withdrawn.GetQuestionIds())
+		case *v1.AuthorityResponse_ClaimResult:
+			s.a.claimResult(s, k.ClaimResult)
+		case *v1.AuthorityResponse_Released:
+			s.a.released(s, k.Released.GetClaimId())
+		case *v1.AuthorityResponse_WriteAck:
+			s.writeAck(k.WriteAck)
+		case *v1.AuthorityResponse_Welcome:
+			return fmt.Errorf("%w: a second Welcome", ErrProtocol)
+		default:
+			s.a.c.opts.Logger.Warn("weftgate authority stream: an unknown message, ignored")
+		}
+	}
+}
+
+// question starts a handler for q, queues it when MaxInFlight handlers
+// run, and answers at once with a Failure when the queue is full too: a
+// gateway that keeps its in-flight bound never gets there.
+func (s *session) question(q *v1.Question) {
+	h, ok := s.a.handlersFor(s, q.GetClaimId())
+	if !ok {
+		s.push(failure(q.GetId(), fmt.Sprintf("no claim %d on this stream", q.GetClaimId())))
+		return
+	}
+	s.mu.Lock()
+	if _, dup := s.active[q.GetId()]; dup {
+		s.mu.Unlock()
+		return // asked twice on one stream: the first answer serves
+	}
+	switch {
+	case s.running < s.maxInFlight:
+		s.running++
+		s.startLocked(queued{q, h})
+	case len(s.queue) < s.maxInFlight:
+		s.active[q.GetId()] = &inflight{}
+		s.queue = append(s.queue, queued{q, h})
+	default:
+		s.mu.Unlock()
+		s.push(failure(q.GetId(), fmt.Sprintf("more than %d questions unanswered at once (max in flight %d, and as many queued)", 2*s.maxInFlight, s.maxInFlight)))
+		return
+	}
+	s.mu.Unlock()
+}
+
+// startLocked runs one handler; s.mu is held and running counts it.
+func (s *session) startLocked(w queued) {
+	var qctx context.Context
+	var cancel context.CancelFunc
+	if t := w.q.GetTimeout().AsDuration(); t > 0 && w.q.GetCall() == nil {
+		qctx, cancel = context.WithTimeout(s.ctx, t)
+	} else {
+		qctx, cancel = context.WithCancel(s.ctx)
+	}
+	s.active[w.q.GetId()] = &inflight{cancel: cancel}
+	s.a.c.wg.Add(1) // the receive loop runs on a counted goroutine, so Close still waits
+	go func() {
+		defer s.a.c.wg.Done()
+		ans := s.answer(qctx, w.h, w.q)
+		s.finish(w.q.GetId(), ans)
+	}()
+}
+
+// finish sends a handler's answer unless its question was withdrawn, and
+// gives its slot to the oldest queued question.
+func (s *session) finish(id uint64, ans *v1.Answer) {
+	s.mu.Lock()
+	f := s.active[id]
+	delete(s.active, id)
+	s.running--
+	if len(s.queue) > 0 && !s.ended {
+		next := s.queue[0]
+		s.queue = s.queue[1:]
+		s.running++
+		s.startLocked(next)
+	}
+	s.mu.Unlock()
+	if f != nil {
+		f.cancel()
+	}
+	if f != nil && !f.withdrawn && ans != nil {
+		s.push(ans)
+	}
+}
+
+func (s *session) withdraw(ids []uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	queuedGone := false
+	for _, id := range ids {
+		f := s.active[id]
+		switch {
+		case f == nil:
+		case f.cancel != nil: // running: its answer will not be sent
+			f.withdrawn = true
+			f.cancel()
+		default: // queued: never started
+			delete(s.active, id)
+			queuedGone = true
+		}
+	}
+	if queuedGone {
+		s.queue = slices.DeleteFunc(s.queue, func(w queued) bool { return s.active[w.q.GetId()] == nil })
+	}
+}
+
+// push hands an answer to the sender, replacing one too big for a message
+// with a Failure saying so.
+func (s *session) push(a *v1.Answer) bool {
+	return s.pushCtx(s.ctx, a)
+}
+
+func (s *session) pushCtx(ctx context.Context, a *v1.Answer) bool {
+	if n := proto.Size(a) + answerOverhead; n > s.budget {
+		a = failure(a.GetQuestionId(), fmt.Sprintf("the answer is %d bytes, over the %d-byte message bound", n, s.budget))
+	}
+	select {
+	case s.answers <- a:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// end fails the writes still waiting: the stream that carried them is gone.
+func (s *session) end() {
+	s.mu.Lock()
+	s.ended = true
+	s.queue = nil
+	ws := s.writes
+	s.writes = map[uint64]chan writeOutcome{}
+	s.mu.Unlock()
+	for _, ch := range ws {
+		ch <- writeOutcome{err: ErrOutcomeUnknown}
+	}
+	close(s.done)
+}
+
+func failure(id uint64, msg string) *v1.Answer {
+	return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: msg}}}
+}
+
+// timeoutOf is a question's timeout, for handlers.
+func timeoutOf(q *v1.Question) time.Duration { return q.GetTimeout().AsDuration() }
