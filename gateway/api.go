@@ -32,11 +32,18 @@ type Event struct {
 // ErrNoDocument is returned for a document the gateway does not hold.
 var ErrNoDocument = protocol.Errorf(protocol.NoDocument, "the gateway holds no such document")
 
+func errTooMany(s *Server) error {
+	if s.closing.Load() {
+		return ErrClosed
+	}
+	return protocol.Errorf(ReasonTooManyDocuments, "the gateway holds as many documents as it may")
+}
+
 // call runs fn on name's hub and waits for it to call done.
 func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done func(error))) error {
 	h := s.reg.acquire(name)
 	if h == nil {
-		return ErrClosed
+		return errTooMany(s)
 	}
 	defer s.reg.release(h)
 	res := make(chan error, 1)
@@ -212,7 +219,7 @@ func (s *subscriber) notify() {
 func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn func(Event) error) error {
 	h := s.reg.acquire(name)
 	if h == nil {
-		return ErrClosed
+		return errTooMany(s)
 	}
 	defer s.reg.release(h)
 	sub := &subscriber{wake: make(chan struct{}, 1)}

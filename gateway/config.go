@@ -46,6 +46,9 @@ type Config struct {
 	// store on one document; past it commits are refused with
 	// too-many-pending-commits. 0 means 8192.
 	MaxPendingPerDocument int
+	// MaxDocuments bounds the documents in memory at once; an open past it
+	// is answered with the fault too-many-documents. 0 means 100,000.
+	MaxDocuments int
 	// MaxInFlightVerdicts bounds questions to the authority per document.
 	// 0 means 256.
 	MaxInFlightVerdicts int
@@ -83,6 +86,7 @@ const (
 	DefaultMaxTopicsPerLink      = 1024
 	DefaultMaxPendingPerDocument = 8192
 	DefaultMaxInFlightVerdicts   = 256
+	DefaultMaxDocuments          = 100_000
 	DefaultSnapshotEvery         = 1000
 	DefaultJudgeTimeout          = 5 * time.Second
 	DefaultWriteTimeout          = 10 * time.Second
@@ -113,6 +117,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxTopicsPerLink, DefaultMaxTopicsPerLink)
 	def(&c.MaxPendingPerDocument, DefaultMaxPendingPerDocument)
 	def(&c.MaxInFlightVerdicts, DefaultMaxInFlightVerdicts)
+	def(&c.MaxDocuments, DefaultMaxDocuments)
 	def(&c.SnapshotEvery, DefaultSnapshotEvery)
 	defDur(&c.JudgeTimeout, DefaultJudgeTimeout)
 	defDur(&c.WriteTimeout, DefaultWriteTimeout)

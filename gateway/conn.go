@@ -389,7 +389,7 @@ func (c *conn) peerOpened(e link.PeerOpened) {
 	}
 	h := c.srv.reg.acquire(e.Name)
 	if h == nil {
-		c.link.Decline(e.Name)
+		c.link.DeclineWith(e.Name, ReasonTooManyDocuments, "the gateway holds as many documents as it may; retry later")
 		return
 	}
 	c.topics[e.Name] = &topicState{name: e.Name, hub: h}

@@ -20,6 +20,9 @@ const (
 	ReasonStoreUnavailable protocol.Reason = "store-unavailable"
 	// ReasonCursorMismatch refuses a compare-and-swap write.
 	ReasonCursorMismatch protocol.Reason = "cursor-mismatch"
+	// ReasonTooManyDocuments answers an open when the gateway already holds
+	// MaxDocuments in memory (or is shutting down). Retry later.
+	ReasonTooManyDocuments protocol.Reason = "too-many-documents"
 	// ReasonInternal refuses a commit the gateway failed on; a defect.
 	ReasonInternal protocol.Reason = "internal"
 )

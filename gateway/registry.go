@@ -10,11 +10,12 @@ type registry struct {
 	mu      sync.Mutex
 	hubs    map[string]*hub
 	closing bool
+	max     int // documents in memory at once
 	start   func(name string) *hub
 }
 
 // acquire returns the running hub for name with one more reference, or nil
-// when the server is shutting down.
+// when the server is shutting down or MaxDocuments are already in memory.
 func (r *registry) acquire(name string) *hub {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -23,6 +24,9 @@ func (r *registry) acquire(name string) *hub {
 	}
 	h := r.hubs[name]
 	if h == nil {
+		if len(r.hubs) >= r.max {
+			return nil
+		}
 		h = r.start(name)
 		r.hubs[name] = h
 	}

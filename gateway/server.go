@@ -61,7 +61,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.gate = admission.New(cfg.Admission)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.reg = registry{hubs: map[string]*hub{}, start: func(name string) *hub { return newHub(s, name) }}
+	s.reg = registry{hubs: map[string]*hub{}, max: cfg.MaxDocuments, start: func(name string) *hub { return newHub(s, name) }}
 	for _, p := range cfg.Paths {
 		s.paths[p] = true
 	}

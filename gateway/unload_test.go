@@ -8,6 +8,7 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 )
 
@@ -45,5 +46,18 @@ func TestIdleDocumentsUnloadAndReload(t *testing.T) {
 	}
 	if _, _, cursor, _ := ts.State(ctxT(t), "idle"); cursor != 3 {
 		t.Fatalf("cursor %d after reload, want 3", cursor)
+	}
+}
+
+func TestMaxDocumentsIsANamedRefusal(t *testing.T) {
+	ts := startGateway(t, gateway.Config{MaxDocuments: 2})
+	p := dial(t, ts.url, peer.Options{})
+	for _, n := range []string{"one", "two"} {
+		if _, err := p.Share(ctxT(t), n, newDoc()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Share(ctxT(t), "three", newDoc()); protocol.ReasonOf(err) != gateway.ReasonTooManyDocuments {
+		t.Fatalf("third share: %v, want too-many-documents", err)
 	}
 }

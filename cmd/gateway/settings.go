@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -52,6 +53,7 @@ type settings struct {
 	MaxFramesInFlight     int
 	MaxTopicsPerLink      int
 	MaxPendingPerDocument int
+	MaxDocuments          int
 	MaxInFlightVerdicts   int
 	MaxObservables        int
 	MaxSlots              int
@@ -126,6 +128,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	num(&s.MaxPendingBytes, "max-pending-bytes", 4<<20, "bytes queued toward one connection before it is ended with slow-consumer")
 	num(&s.MaxFramesInFlight, "max-frames-in-flight", 64, "commits frames one connection may have waiting for verdicts before reading pauses")
 	num(&s.MaxTopicsPerLink, "max-topics-per-link", 1024, "topics (open documents) on one link")
+	num(&s.MaxDocuments, "max-documents", gateway.DefaultMaxDocuments, "documents in memory at once; an open past it gets the fault too-many-documents")
 	num(&s.MaxPendingPerDocument, "max-pending-per-document", 8192, "commits waiting on one document before refusing with too-many-pending-commits")
 	num(&s.MaxInFlightVerdicts, "max-in-flight-verdicts", 256, "questions to the authority in flight per document")
 	num(&s.MaxObservables, "max-observables", document.DefaultMaxObservables, "observables one document may hold")

@@ -89,6 +89,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"max-frames-in-flight", int64(s.MaxFramesInFlight), false},
 		{"max-topics-per-link", int64(s.MaxTopicsPerLink), false},
 		{"max-pending-per-document", int64(s.MaxPendingPerDocument), false},
+		{"max-documents", int64(s.MaxDocuments), false},
 		{"max-in-flight-verdicts", int64(s.MaxInFlightVerdicts), false},
 		{"max-observables", int64(s.MaxObservables), false},
 		{"max-slots", int64(s.MaxSlots), false},

@@ -58,6 +58,7 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		MaxFramesInFlight:     s.MaxFramesInFlight,
 		MaxTopicsPerLink:      s.MaxTopicsPerLink,
 		MaxPendingPerDocument: s.MaxPendingPerDocument,
+		MaxDocuments:          s.MaxDocuments,
 		MaxInFlightVerdicts:   s.MaxInFlightVerdicts,
 		JudgeTimeout:          s.JudgeTimeout,
 		WriteTimeout:          s.WriteTimeout,
