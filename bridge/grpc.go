@@ -1,0 +1,108 @@
+package bridge
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+)
+
+func errUnavailable(msg string) error { return status.Error(codes.Unavailable, msg) }
+
+// ServerOptions are the options the bridge's gRPC server needs: message
+// bounds and the interceptor chains (logging, then bearer auth, then panic
+// recovery innermost so a panic is logged as INTERNAL).
+func (s *Server) ServerOptions() []grpc.ServerOption {
+	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		s.log.Error("panic in an RPC", "panic", fmt.Sprint(p))
+		return status.Error(codes.Internal, "internal error")
+	})
+	authed := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
+		// Health probes carry no token and learn only SERVING or not.
+		return c.Service != healthpb.Health_ServiceDesc.ServiceName
+	})
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(s.cfg.MaxRecvMessageBytes),
+		grpc.MaxSendMsgSize(s.cfg.MaxSendMessageBytes),
+		grpc.ChainUnaryInterceptor(
+			logging.UnaryServerInterceptor(logger, logOpts...),
+			selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate), authed),
+			recovery.UnaryServerInterceptor(rec),
+		),
+		grpc.ChainStreamInterceptor(
+			logging.StreamServerInterceptor(logger, logOpts...),
+			selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate), authed),
+			recovery.StreamServerInterceptor(rec),
+		),
+	}
+}
+
+// errUnauthenticated says nothing about why: a caller without the token
+// learns only that it has none.
+var errUnauthenticated = status.Error(codes.Unauthenticated, "unauthenticated")
+
+// authenticate checks the bearer token against Config.Tokens.
+func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
+	if len(s.cfg.Tokens) == 0 {
+		return ctx, nil
+	}
+	tok, err := auth.AuthFromMD(ctx, "bearer")
+	if err != nil {
+		return nil, errUnauthenticated
+	}
+	ok := 0
+	for _, t := range s.cfg.Tokens {
+		ok |= subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(t))
+	}
+	if ok != 1 {
+		return nil, errUnauthenticated
+	}
+	return ctx, nil
+}
+
+// healthSetter marks the health service.
+type healthSetter interface{ notServing() }
+
+type healthServer struct{ *health.Server }
+
+func (h healthServer) notServing() { h.Shutdown() }
+
+// Register adds GatewayService, the standard health service (serving until
+// Close) and server reflection to g, which should be built with
+// ServerOptions.
+func (s *Server) Register(g *grpc.Server) {
+	v1.RegisterGatewayServiceServer(g, s)
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(v1.GatewayService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(g, hs)
+	s.health = healthServer{hs}
+	reflection.Register(g)
+}
+
+// NewGRPCServer is a gRPC server with ServerOptions (then opts, such as TLS
+// credentials) and everything Register adds.
+func (s *Server) NewGRPCServer(opts ...grpc.ServerOption) *grpc.Server {
+	g := grpc.NewServer(append(s.ServerOptions(), opts...)...)
+	s.Register(g)
+	return g
+}
