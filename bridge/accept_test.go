@@ -1,0 +1,127 @@
+package bridge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weftgate/weftgate/bridge"
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/peer"
+)
+
+// refuseSecrets is an accept authority that refuses every commit with a
+// delta under "secret", naming the delta's path.
+func refuseSecrets(q *v1.Question) *v1.Answer {
+	var rs []*v1.Reason
+	for _, d := range q.GetAccept().GetCommit().GetDeltas() {
+		if p := d.GetPath(); p != nil && len(p.Steps) > 0 && p.Steps[0] == "secret" {
+			rs = append(rs, &v1.Reason{Code: "secret-is-read-only", Message: "no", Path: p})
+		}
+	}
+	if len(rs) > 0 {
+		return refuse(q.Id, rs...)
+	}
+	return accept(q.Id)
+}
+
+// allowOpens answers every may_open question allowed, on its own stream.
+func allowOpens(t *testing.T, e *env) {
+	o := openBackend(t, e, "opener", 0)
+	o.mustClaim(1, prefix(""), 0, kMayOpen)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	o.serveAccept(ctx, func(q *v1.Question) *v1.Answer {
+		return &v1.Answer{QuestionId: q.Id, Kind: &v1.Answer_MayOpen{MayOpen: &v1.MayOpenAnswer{Allowed: true}}}
+	})
+}
+
+// A backend refuses commits by path over the real gRPC API: the peer that
+// made one gets refused with the backend's reasons and its seq, the other
+// peer never sees it, and a subscriber sees only the accepted commits with
+// gap-free cursors.
+func TestBackendRefusesByPath(t *testing.T) {
+	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed}})
+	allowOpens(t, e)
+	auth := openBackend(t, e, "auth", 0)
+	auth.mustClaim(1, prefix("doc"), 0, kAccept)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	auth.serveAccept(ctx, refuseSecrets)
+
+	a := dialPeer(t, e, peer.Options{})
+	da, err := a.Share(ctxT(t), "doc1", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dialPeer(t, e, peer.Options{})
+	db, err := b.Join(ctxT(t), "doc1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := e.client.Subscribe(ctxT(t), &v1.SubscribeRequest{Target: &v1.SubscribeRequest_Document{Document: "doc1"}, Start: v1.StartPosition_START_POSITION_LIVE})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := sub.Recv(); err != nil || ev.GetCaughtUp() == nil {
+		t.Fatalf("first event %v, %v; want CaughtUp", ev, err)
+	}
+	start := cursorOf(t, e.gw, "doc1")
+
+	const n = 10
+	var refusedSeqs []uint64
+	for i := range n {
+		key := "title" + string(rune('a'+i))
+		if i%3 == 1 {
+			key = "secret"
+		}
+		seq, err := set(da, key, text(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if key == "secret" {
+			refusedSeqs = append(refusedSeqs, seq)
+		}
+	}
+	for _, want := range refusedSeqs {
+		r := nextEvent[peer.Refused](t, da)
+		if !r.Mine || r.Seq != want {
+			t.Fatalf("refused %+v, want our seq %d", r, want)
+		}
+		if len(r.Reasons) != 1 || r.Reasons[0].Code != "secret-is-read-only" || strings.Join(r.Reasons[0].Path, "/") != "secret" {
+			t.Fatalf("reasons %+v, want the backend's with path secret", r.Reasons)
+		}
+	}
+	accepted := n - len(refusedSeqs)
+	for i := range accepted {
+		ap := nextEvent[peer.Applied](t, db)
+		for _, d := range ap.Commit.Deltas {
+			if d.Ref.Key == "secret" {
+				t.Fatalf("commit %d: the other peer saw a refused commit", i)
+			}
+		}
+	}
+	for i := range accepted {
+		ev, err := sub.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := ev.GetCommit()
+		if c == nil || c.Cursor != start+uint64(i)+1 {
+			t.Fatalf("event %d is %v, want the commit at cursor %d", i, ev, start+uint64(i)+1)
+		}
+		if c.Origin.GetPeer() == nil {
+			t.Fatalf("origin %v, want a peer", c.Origin)
+		}
+		for _, d := range c.Commit.Deltas {
+			if d.Path.GetSteps()[0] == "secret" {
+				t.Fatal("the subscriber saw a refused commit")
+			}
+		}
+	}
+	if got := cursorOf(t, e.gw, "doc1"); got != start+uint64(accepted) {
+		t.Fatalf("cursor %d, want %d", got, start+uint64(accepted))
+	}
+	_ = time.Second
+}
