@@ -155,12 +155,20 @@ func TestMalformedAnswersRefuse(t *testing.T) {
 	a := openBackend(t, e, "a", 0)
 	a.mustClaim(1, prefix(""), 0, kAccept)
 	for name, mk := range map[string]func(uint64) *v1.Answer{
-		"default":        func(id uint64) *v1.Answer { return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Accept{Accept: &v1.AcceptAnswer{}}} },
-		"accept+reasons": func(id uint64) *v1.Answer { return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Accept{Accept: &v1.AcceptAnswer{Accepted: true, Reasons: []*v1.Reason{{Code: "x"}}}}} },
-		"empty code":     func(id uint64) *v1.Answer { return refuse(id, &v1.Reason{Message: "m"}) },
-		"failure":        func(id uint64) *v1.Answer { return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: "db down"}}} },
-		"wrong kind":     func(id uint64) *v1.Answer { return &v1.Answer{QuestionId: id, Kind: &v1.Answer_MayOpen{MayOpen: &v1.MayOpenAnswer{Allowed: true}}} },
-		"unset":          func(id uint64) *v1.Answer { return &v1.Answer{QuestionId: id} },
+		"default": func(id uint64) *v1.Answer {
+			return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Accept{Accept: &v1.AcceptAnswer{}}}
+		},
+		"accept+reasons": func(id uint64) *v1.Answer {
+			return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Accept{Accept: &v1.AcceptAnswer{Accepted: true, Reasons: []*v1.Reason{{Code: "x"}}}}}
+		},
+		"empty code": func(id uint64) *v1.Answer { return refuse(id, &v1.Reason{Message: "m"}) },
+		"failure": func(id uint64) *v1.Answer {
+			return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: "db down"}}}
+		},
+		"wrong kind": func(id uint64) *v1.Answer {
+			return &v1.Answer{QuestionId: id, Kind: &v1.Answer_MayOpen{MayOpen: &v1.MayOpenAnswer{Allowed: true}}}
+		},
+		"unset": func(id uint64) *v1.Answer { return &v1.Answer{QuestionId: id} },
 	} {
 		v := judge(e.b, "d", link)
 		q := a.nextQuestion()
