@@ -395,39 +395,3 @@ func TestOtherQuestionKinds(t *testing.T) {
 		t.Fatalf("a non-JSON result got %v, want a Failure", got[9])
 	}
 }
-
-// Answers that finish together share one message.
-func TestAnswersBatched(t *testing.T) {
-	g := newFake(t, "")
-	c := g.dial(t, g.options())
-	gate := make(chan struct{})
-	var entered atomic.Int32
-	allIn := make(chan struct{})
-	const n = 20
-	done := claimAsync(c, client.Prefix(""), client.Handlers{Accept: func(context.Context, client.AcceptQuestion) ([]client.Reason, error) {
-		if entered.Add(1) == n {
-			close(allIn)
-		}
-		<-gate
-		return nil, nil
-	}})
-	fs := g.stream(t)
-	fs.welcome(t, 1, nil)
-	cl := fs.grant(t)
-	wait(t, done, "claim")
-	var qs []*v1.Question
-	for i := range n {
-		qs = append(qs, acceptQ(t, uint64(i+1), cl.GetClaimId(), "d", commit.Commit{Deltas: []commit.Delta{set("k", "v")}}))
-	}
-	fs.ask(t, qs...)
-	wait(t, allIn, "every handler")
-	close(gate)
-	msgs, total := 0, 0
-	for total < n {
-		total += len(fs.must(t).GetAnswers().GetAnswers())
-		msgs++
-	}
-	if total != n || msgs >= n {
-		t.Fatalf("%d answers in %d messages: not batched", total, msgs)
-	}
-}

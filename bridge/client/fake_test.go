@@ -151,7 +151,10 @@ func (c *stepClock) next(t testing.TB) stepWait {
 // recordingBackoff reports each failure count it is asked about.
 type recordingBackoff struct{ asked chan int }
 
-func (b recordingBackoff) Delay(n int) time.Duration { b.asked <- n; return time.Duration(n) * time.Millisecond }
+func (b recordingBackoff) Delay(n int) time.Duration {
+	b.asked <- n
+	return time.Duration(n) * time.Millisecond
+}
 
 // fakeStream is one authority stream, scripted by the test.
 type fakeStream struct {

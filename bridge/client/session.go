@@ -99,14 +99,12 @@ func (s *session) sendLoop() {
 	var carry *v1.Answer
 	for {
 		first := carry
-		carry = nil
 		if first == nil {
 			select {
 			case <-s.ctx.Done():
 				return
 			case <-s.closeSend:
-				s.flushOut()
-				s.stream.CloseSend()
+				s.flush()
 				return
 			case m := <-s.out:
 				if s.stream.Send(m) != nil {
@@ -116,40 +114,64 @@ func (s *session) sendLoop() {
 			case first = <-s.answers:
 			}
 		}
-		batch := []*v1.Answer{first}
-		size := proto.Size(first) + answerOverhead
-	fill:
-		for len(batch) < MaxAnswersPerMessage {
-			select {
-			case a := <-s.answers:
-				n := proto.Size(a) + answerOverhead
-				if size+n > s.budget {
-					carry = a
-					break fill
-				}
-				batch = append(batch, a)
-				size += n
-			default:
-				break fill
-			}
-		}
-		m := &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Answers{Answers: &v1.Answers{Answers: batch}}}
-		if s.stream.Send(m) != nil {
+		var ok bool
+		if carry, ok = s.sendAnswers(first); !ok {
 			return
 		}
 	}
 }
 
-// flushOut sends what was enqueued before a half-close (writes, releases)
-// so that their outcomes still come.
-func (s *session) flushOut() {
+// sendAnswers sends first with every answer already waiting, up to the
+// budget; the first answer that did not fit is returned to lead the next.
+func (s *session) sendAnswers(first *v1.Answer) (carry *v1.Answer, ok bool) {
+	batch := []*v1.Answer{first}
+	size := proto.Size(first) + answerOverhead
+fill:
+	for len(batch) < MaxAnswersPerMessage {
+		select {
+		case a := <-s.answers:
+			n := proto.Size(a) + answerOverhead
+			if size+n > s.budget {
+				carry = a
+				break fill
+			}
+			batch = append(batch, a)
+			size += n
+		default:
+			break fill
+		}
+	}
+	m := &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Answers{Answers: &v1.Answers{Answers: batch}}}
+	return carry, s.stream.Send(m) == nil
+}
+
+// flush sends what was enqueued before a half-close (writes, releases,
+// finished answers), so that their outcomes still come, then half-closes.
+func (s *session) flush() {
 	for {
 		select {
 		case m := <-s.out:
 			if s.stream.Send(m) != nil {
 				return
 			}
+			continue
 		default:
+		}
+		break
+	}
+	var carry *v1.Answer
+	for {
+		first := carry
+		if first == nil {
+			select {
+			case first = <-s.answers:
+			default:
+				s.stream.CloseSend()
+				return
+			}
+		}
+		var ok bool
+		if carry, ok = s.sendAnswers(first); !ok {
 			return
 		}
 	}

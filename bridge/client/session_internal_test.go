@@ -1,0 +1,122 @@
+package client
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+)
+
+// sentStream records what sendLoop writes.
+type sentStream struct {
+	grpc.BidiStreamingClient[v1.AuthorityRequest, v1.AuthorityResponse]
+	sent       []*v1.AuthorityRequest
+	halfClosed bool
+}
+
+func (s *sentStream) Send(m *v1.AuthorityRequest) error { s.sent = append(s.sent, m); return nil }
+func (s *sentStream) CloseSend() error                  { s.halfClosed = true; return nil }
+func (s *sentStream) Recv() (*v1.AuthorityResponse, error) {
+	return nil, io.EOF
+}
+
+func testSession(t *testing.T, budget, inFlight int) (*session, *sentStream) {
+	t.Helper()
+	o, err := Options{MaxInFlight: inFlight, MaxSendMessageBytes: budget}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{opts: o}
+	a := newAuthority(c)
+	st := &sentStream{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return newSession(a, st, ctx, cancel, &v1.Welcome{}), st
+}
+
+func accepted(id uint64) *v1.Answer {
+	return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Accept{Accept: &v1.AcceptAnswer{Accepted: true}}}
+}
+
+// Answers waiting together leave in one message, up to
+// MaxAnswersPerMessage and the byte budget.
+func TestSendLoopBatches(t *testing.T) {
+	s, st := testSession(t, DefaultMaxMessageBytes, MaxAnswersPerMessage+10)
+	for i := range MaxAnswersPerMessage + 10 {
+		s.answers <- accepted(uint64(i + 1))
+	}
+	s.halfClose()
+	s.sendLoop()
+	if len(st.sent) != 2 || len(st.sent[0].GetAnswers().GetAnswers()) != MaxAnswersPerMessage || len(st.sent[1].GetAnswers().GetAnswers()) != 10 {
+		t.Fatalf("sent %d messages (%v)", len(st.sent), sizes(st.sent))
+	}
+	if !st.halfClosed {
+		t.Fatal("the half-close was not sent")
+	}
+	// In order, none lost.
+	n := uint64(0)
+	for _, m := range st.sent {
+		for _, a := range m.GetAnswers().GetAnswers() {
+			n++
+			if a.GetQuestionId() != n {
+				t.Fatalf("answer %d is question %d", n, a.GetQuestionId())
+			}
+		}
+	}
+}
+
+func TestSendLoopSplitsByBytes(t *testing.T) {
+	big := func(id uint64) *v1.Answer {
+		return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("x", 300)}}}
+	}
+	budget := 1000
+	s, st := testSession(t, budget, 8)
+	for i := range 6 {
+		s.answers <- big(uint64(i + 1))
+	}
+	s.halfClose()
+	s.sendLoop()
+	total := 0
+	for _, m := range st.sent {
+		if n := proto.Size(m); n > budget {
+			t.Fatalf("a message of %d bytes, over the %d budget", n, budget)
+		}
+		total += len(m.GetAnswers().GetAnswers())
+	}
+	if total != 6 || len(st.sent) < 2 {
+		t.Fatalf("%d answers in %d messages", total, len(st.sent))
+	}
+}
+
+// An answer too big for any message becomes a Failure saying so.
+func TestOversizedAnswerFails(t *testing.T) {
+	s, _ := testSession(t, 200, 4)
+	s.push(&v1.Answer{QuestionId: 7, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("y", 500)}}})
+	a := <-s.answers
+	if a.GetQuestionId() != 7 || !strings.Contains(a.GetFailure().GetMessage(), "message bound") {
+		t.Fatalf("got %v", a)
+	}
+}
+
+// Writes enqueued before a half-close still leave, before it.
+func TestHalfCloseFlushesWrites(t *testing.T) {
+	s, st := testSession(t, DefaultMaxMessageBytes, 4)
+	s.out <- &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Write{Write: &v1.Write{WriteId: 1}}}
+	s.halfClose()
+	s.sendLoop()
+	if len(st.sent) != 1 || st.sent[0].GetWrite().GetWriteId() != 1 || !st.halfClosed {
+		t.Fatalf("sent %v, half-closed %v", st.sent, st.halfClosed)
+	}
+}
+
+func sizes(ms []*v1.AuthorityRequest) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = len(m.GetAnswers().GetAnswers())
+	}
+	return out
+}
