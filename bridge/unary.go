@@ -171,17 +171,22 @@ func (s *Server) ListDocuments(ctx context.Context, req *v1.ListDocumentsRequest
 	}
 	sort.Strings(names)
 	resp := &v1.ListDocumentsResponse{}
-	if len(names) > size {
-		names = names[:size]
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(names[size-1]))
-	}
-	for _, n := range names {
+	for i, n := range names {
+		if len(resp.Documents) == size {
+			if i < len(names) {
+				resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Documents[size-1].Name))
+			}
+			break
+		}
 		e := byName[n]
 		if !e.hasRot {
-			// Only an in-memory listing: its root comes from the hub.
-			if root, _, _, err := gw.State(ctx, n); err == nil {
-				e.info.Root = rootToProto(root)
+			// Only the hub knows it. A hub can exist for a name with no
+			// document (someone asked for it); such a name is not listed.
+			root, _, _, err := gw.State(ctx, n)
+			if err != nil {
+				continue
 			}
+			e.info.Root = rootToProto(root)
 		}
 		resp.Documents = append(resp.Documents, e.info)
 	}
