@@ -2,12 +2,33 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
+	"maps"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-type kv struct{ k, v []byte }
+// folding is one document's part of a checkpoint.
+type folding struct {
+	meta    docState
+	entries []walEntry
+}
+
+// arena hands out byte slices from large chunks, so a checkpoint's keys
+// and values (which must live until commit) cost few allocations.
+type arena struct{ chunk []byte }
+
+const arenaChunk = 1 << 20
+
+func (a *arena) take(n int) []byte {
+	if len(a.chunk) < n {
+		a.chunk = make([]byte, max(n, arenaChunk))
+	}
+	b := a.chunk[:n:n]
+	a.chunk = a.chunk[n:]
+	return b
+}
 
 // MaxTrimRecords bounds the records one snapshot deletes in one transaction;
 // any left over are invisible (below the floor) and go with a later snapshot.
@@ -35,26 +56,29 @@ func checkpoint(tx *bolt.Tx) (records, size int, err error) {
 	logB := tx.Bucket(bucketLog)
 	logB.FillPercent = logFill
 	docs := tx.Bucket(bucketDocs)
-	metas := make(map[string]*docState)
-	var puts []kv
+	// Group by document: within one, wal order is cursor order. Putting
+	// each document's records together and documents in key order makes
+	// every put land just after the previous one, instead of shifting the
+	// rest of a growing node. The slices alias wal values, valid in tx.
+	byDoc := make(map[string]*folding)
 	for ; k != nil; k, v = c.Next() {
 		err := eachWAL(v, func(e walEntry) error {
-			d, ok := metas[string(e.doc)]
+			f, ok := byDoc[string(e.doc)]
 			if !ok {
 				m, err := decodeMeta(docs.Get(e.doc))
 				if err != nil {
 					return errorf(Corrupt, string(e.doc), "wal record for a document without valid metadata")
 				}
-				d = &m
-				metas[string(e.doc)] = d
+				f = &folding{meta: m}
+				byDoc[string(e.doc)] = f
 			}
-			if e.cursor <= d.floor {
+			if e.cursor <= f.meta.floor {
 				return nil
 			}
-			d.last = max(d.last, e.cursor)
+			f.meta.last = max(f.meta.last, e.cursor)
+			f.entries = append(f.entries, e)
 			records++
 			size += len(e.commit)
-			puts = append(puts, kv{logKey(e.doc, e.cursor), encodeLogValue(e.origin, e.commit)})
 			return nil
 		})
 		if err != nil {
@@ -64,17 +88,25 @@ func checkpoint(tx *bolt.Tx) (records, size int, err error) {
 			return 0, 0, err
 		}
 	}
-	// In key order, each put lands at the end of what the previous one
-	// touched; in wal order, documents interleave and every put shifts the
-	// rest of a growing node.
-	slices.SortFunc(puts, func(a, b kv) int { return bytes.Compare(a.k, b.k) })
-	for _, p := range puts {
-		if err := logB.Put(p.k, p.v); err != nil {
-			return 0, 0, err
+	names := slices.Collect(maps.Keys(byDoc))
+	slices.SortFunc(names, func(a, b string) int { return bytes.Compare(logPrefix(a), logPrefix(b)) })
+	var a arena
+	for _, doc := range names {
+		f := byDoc[doc]
+		prefix := logPrefix(doc)
+		for _, e := range f.entries {
+			key := a.take(len(prefix) + 8)
+			binary.BigEndian.PutUint64(key[copy(key, prefix):], e.cursor)
+			val := a.take(1 + binary.MaxVarintLen16 + len(e.origin) + len(e.commit))[:0]
+			val = append(val, formatVersion)
+			val = binary.AppendUvarint(val, uint64(len(e.origin)))
+			val = append(val, e.origin...)
+			val = append(val, e.commit...)
+			if err := logB.Put(key, val); err != nil {
+				return 0, 0, err
+			}
 		}
-	}
-	for doc, d := range metas {
-		if err := docs.Put([]byte(doc), encodeMeta(d)); err != nil {
+		if err := docs.Put([]byte(doc), encodeMeta(&f.meta)); err != nil {
 			return 0, 0, err
 		}
 	}
