@@ -12,7 +12,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -36,7 +35,10 @@ type env struct {
 	ws     string
 	conn   *grpc.ClientConn
 	client v1.GatewayServiceClient
+	dialer func(context.Context, string) (net.Conn, error) // bufconn only
 }
+
+func dialerOf(e *env) func(context.Context, string) (net.Conn, error) { return e.dialer }
 
 type envOpts struct {
 	bridge  bridge.Config
@@ -101,7 +103,7 @@ func startEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, b: b, gw: gw, ws: "ws" + strings.TrimPrefix(hs.URL, "http"), conn: conn, client: v1.NewGatewayServiceClient(conn)}
+	e := &env{t: t, b: b, gw: gw, ws: "ws" + strings.TrimPrefix(hs.URL, "http"), conn: conn, client: v1.NewGatewayServiceClient(conn), dialer: dialer}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
@@ -392,5 +394,3 @@ func keysOf(t *testing.T, e *env, name string) map[string]string {
 	}
 	return out
 }
-
-var _ = metadata.MD{}
