@@ -28,15 +28,17 @@ func (s *Server) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) 
 			}
 		}
 	}
-	q := &v1.Question{Kind: &v1.Question_Accept{Accept: &v1.AcceptQuestion{
-		Document: req.Document,
-		Cursor:   req.Cursor,
-		Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
-		Commit:   commitToProto(req.Commit, req.Bytes, req.Paths),
-	}}}
+	q := func() *v1.Question {
+		return &v1.Question{Kind: &v1.Question_Accept{Accept: &v1.AcceptQuestion{
+			Document: req.Document,
+			Cursor:   req.Cursor,
+			Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
+			Commit:   commitToProto(req.Commit, req.Bytes, req.Paths),
+		}}}
+	}
 	name := req.Document
 	s.router.start(&ask{
-		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, tmpl: q,
+		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, build: q,
 		answered: func(a *v1.Answer) { reply(acceptVerdict(a)) },
 		fellBack: func(fb fallback) { reply(s.acceptFallback(name, fb)) },
 	})
@@ -99,13 +101,15 @@ func (s *Server) MayOpen(req gateway.OpenRequest, reply func(error)) {
 	if !req.Exists {
 		s.activity(name)
 	}
-	q := &v1.Question{Kind: &v1.Question_MayOpen{MayOpen: &v1.MayOpenQuestion{
-		Document: name,
-		Peer:     &v1.Peer{Identity: identityToProto(req.Identity)},
-		Exists:   req.Exists,
-	}}}
+	q := func() *v1.Question {
+		return &v1.Question{Kind: &v1.Question_MayOpen{MayOpen: &v1.MayOpenQuestion{
+			Document: name,
+			Peer:     &v1.Peer{Identity: identityToProto(req.Identity)},
+			Exists:   req.Exists,
+		}}}
+	}
 	s.router.start(&ask{
-		kind: v1.QuestionKind_QUESTION_KIND_MAY_OPEN, name: name, doc: name, tmpl: q,
+		kind: v1.QuestionKind_QUESTION_KIND_MAY_OPEN, name: name, doc: name, build: q,
 		answered: func(a *v1.Answer) { reply(mayOpenVerdict(a)) },
 		fellBack: func(fb fallback) { reply(s.openFallback(name, fb)) },
 	})

@@ -20,19 +20,21 @@ var errCallFailed = errors.New("bridge: the call failed")
 // (requests.Calls); progress answers reach the peer as they come. No
 // claimant answers "missing".
 func (s *Server) Call(ctx context.Context, c requests.Call, progress func(json.RawMessage)) (json.RawMessage, error) {
-	q := &v1.Question{Kind: &v1.Question_Call{Call: &v1.CallQuestion{
-		Name:      c.Name,
-		ArgsJson:  string(c.Args),
-		Peer:      &v1.Peer{Identity: identityToProto(c.Identity)},
-		RequestId: c.ID,
-	}}}
+	q := func() *v1.Question {
+		return &v1.Question{Kind: &v1.Question_Call{Call: &v1.CallQuestion{
+			Name:      c.Name,
+			ArgsJson:  string(c.Args),
+			Peer:      &v1.Peer{Identity: identityToProto(c.Identity)},
+			RequestId: c.ID,
+		}}}
+	}
 	type result struct {
 		v   json.RawMessage
 		err error
 	}
 	done := make(chan result, 1)
 	a := &ask{
-		kind: v1.QuestionKind_QUESTION_KIND_CALL, name: c.Name, tmpl: q,
+		kind: v1.QuestionKind_QUESTION_KIND_CALL, name: c.Name, build: q,
 		progress: func(p *v1.CallProgress) { progress(json.RawMessage(p.ProgressJson)) },
 		answered: func(ans *v1.Answer) {
 			v, err := callResult(ans)

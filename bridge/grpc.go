@@ -79,13 +79,6 @@ func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 	return ctx, nil
 }
 
-// healthSetter marks the health service.
-type healthSetter interface{ notServing() }
-
-type healthServer struct{ *health.Server }
-
-func (h healthServer) notServing() { h.Shutdown() }
-
 // Register adds GatewayService, the standard health service (serving until
 // Close) and server reflection to g, which should be built with
 // ServerOptions.
@@ -95,7 +88,7 @@ func (s *Server) Register(g *grpc.Server) {
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(v1.GatewayService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(g, hs)
-	s.health = healthServer{hs}
+	s.health.Store(hs)
 	reflection.Register(g)
 }
 

@@ -22,14 +22,16 @@ func (s *Server) Identify(ctx context.Context, p admission.Peer) (admission.Iden
 	if p.URL != nil && p.URL.Path != "" {
 		path = p.URL.Path
 	}
-	q := &v1.Question{Kind: &v1.Question_Identify{Identify: &v1.IdentifyQuestion{Handshake: handshakeOf(p)}}}
+	q := func() *v1.Question {
+		return &v1.Question{Kind: &v1.Question_Identify{Identify: &v1.IdentifyQuestion{Handshake: handshakeOf(p)}}}
+	}
 	type result struct {
 		id  admission.Identity
 		err error
 	}
 	done := make(chan result, 1)
 	a := &ask{
-		kind: v1.QuestionKind_QUESTION_KIND_IDENTIFY, name: path, tmpl: q,
+		kind: v1.QuestionKind_QUESTION_KIND_IDENTIFY, name: path, build: q,
 		answered: func(ans *v1.Answer) {
 			id, err := identifyVerdict(ans)
 			done <- result{id, err}

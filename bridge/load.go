@@ -15,7 +15,9 @@ import (
 // a peer create a second document under the name. The gateway does not
 // call it yet, and LoadAnswer.cursor has nowhere to go in gateway.Loader.
 func (s *Server) Load(ctx context.Context, name string) (frame.Root, []byte, bool, error) {
-	q := &v1.Question{Kind: &v1.Question_Load{Load: &v1.LoadQuestion{Document: name}}}
+	q := func() *v1.Question {
+		return &v1.Question{Kind: &v1.Question_Load{Load: &v1.LoadQuestion{Document: name}}}
+	}
 	type result struct {
 		root  frame.Root
 		state []byte
@@ -24,7 +26,7 @@ func (s *Server) Load(ctx context.Context, name string) (frame.Root, []byte, boo
 	}
 	done := make(chan result, 1)
 	a := &ask{
-		kind: v1.QuestionKind_QUESTION_KIND_LOAD, name: name, doc: name, tmpl: q,
+		kind: v1.QuestionKind_QUESTION_KIND_LOAD, name: name, doc: name, build: q,
 		answered: func(ans *v1.Answer) {
 			r := result{}
 			r.root, r.state, r.ok, r.err = s.loadResult(ans)

@@ -3,8 +3,6 @@ package bridge
 import (
 	"sync"
 
-	"google.golang.org/protobuf/proto"
-
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
 
@@ -54,8 +52,9 @@ func (o *outbox) push(m *v1.AuthorityResponse) {
 	o.signal()
 }
 
-func (o *outbox) pushQuestion(q *v1.Question) {
-	size := proto.Size(q) + 8
+// pushQuestion queues q, whose encoded size is at most size.
+func (o *outbox) pushQuestion(q *v1.Question, size int) {
+	size += 8
 	o.mu.Lock()
 	if o.closed {
 		o.mu.Unlock()

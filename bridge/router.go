@@ -34,7 +34,11 @@ type ask struct {
 	name    string // what claims match
 	doc     string // counted against MaxInFlightPerDocument when set
 	exclude uint64 // a stream never asked (a backend's own write)
-	tmpl    *v1.Question
+	// build makes the question once some stream claims it, so a name
+	// nobody claims costs no conversion on the gateway's hub goroutine.
+	build func() *v1.Question
+	tmpl  *v1.Question
+	size  int // of tmpl as sent, for batching
 
 	// Exactly one of answered and fellBack is called, once, without the
 	// router's lock. progress may be called before answered.
@@ -55,6 +59,7 @@ type ask struct {
 	gen      uint64 // bumps on every (re)arm of timer
 	sent     bool
 	done     bool
+	counted  bool // holds one of perDoc[doc]
 }
 
 // claim is one claim in force.
@@ -99,8 +104,24 @@ func newRouter(cfg *Config, stats *Stats) *router {
 // start routes a new question. The outcome arrives through a's callbacks.
 func (r *router) start(a *ask) {
 	a.tried = map[uint64]struct{}{}
+	r.mu.Lock()
+	closed := r.closed
+	claimed := !closed && r.anyClaimant(a)
+	if !claimed {
+		a.done = true
+	}
+	r.mu.Unlock()
+	switch {
+	case closed:
+		r.fellBack(a, fbGone)
+		return
+	case !claimed:
+		r.fellBack(a, fbNone)
+		return
+	}
+	a.tmpl = a.build()
 	probe := &v1.Question{Id: ^uint64(0), ClaimId: ^uint64(0), Attempt: ^uint32(0), Timeout: durationpb.New(r.cfg.MaxQuestionTimeout), Kind: a.tmpl.Kind}
-	big := proto.Size(probe) > r.questionRoom()
+	a.size = proto.Size(probe)
 	r.mu.Lock()
 	var fb fallback
 	final := true
@@ -112,8 +133,9 @@ func (r *router) start(a *ask) {
 	default:
 		if a.doc != "" {
 			r.perDoc[a.doc]++
+			a.counted = true
 		}
-		if big && r.anyClaimant(a) {
+		if a.size > r.questionRoom() {
 			fb = fbTooLarge
 		} else {
 			fb, final = r.place(a)
@@ -173,6 +195,9 @@ func (r *router) pick(a *ask) *claim {
 // fallback that answers a when no claimant is left.
 func (r *router) place(a *ask) (fallback, bool) {
 	for {
+		if r.closed {
+			return fbGone, true
+		}
 		if a.attempts >= r.cfg.MaxAttempts {
 			return fbTimeout, true
 		}
@@ -232,7 +257,7 @@ func (r *router) send(a *ask) {
 	left := max(time.Until(a.deadline), 0)
 	q := &v1.Question{Id: a.qid, ClaimId: a.claimID, Attempt: uint32(a.attempts), Timeout: durationpb.New(left), Kind: a.tmpl.Kind}
 	r.stats.Asked.Add(1)
-	st.out.pushQuestion(q)
+	st.out.pushQuestion(q, a.size)
 }
 
 // detach takes a off its stream, telling the backend why when it had been
@@ -274,7 +299,8 @@ func (r *router) finish(a *ask) {
 	if a.timer != nil {
 		a.timer.Stop()
 	}
-	if a.doc != "" {
+	if a.counted {
+		a.counted = false
 		if n := r.perDoc[a.doc] - 1; n > 0 {
 			r.perDoc[a.doc] = n
 		} else {

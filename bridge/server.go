@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/grpc/health"
+
 	"github.com/weftgate/weftgate/gateway"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
@@ -29,7 +31,7 @@ type Server struct {
 	writeIDs  atomic.Uint64 // unary writes' numbers (stream 0)
 	closing   atomic.Bool
 	wg        sync.WaitGroup
-	health    healthSetter
+	health    atomic.Pointer[health.Server]
 }
 
 var errNotAttached = errors.New("bridge: no gateway attached")
@@ -74,8 +76,8 @@ func (s *Server) Close(ctx context.Context) error {
 	if !s.closing.CompareAndSwap(false, true) {
 		return nil
 	}
-	if s.health != nil {
-		s.health.notServing()
+	if h := s.health.Load(); h != nil {
+		h.Shutdown()
 	}
 	for _, st := range s.router.close() {
 		st.kill(errUnavailable("the gateway is shutting down"))
