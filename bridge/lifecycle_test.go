@@ -1,8 +1,8 @@
 package bridge_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"testing"
