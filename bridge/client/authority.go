@@ -33,11 +33,18 @@ type authority struct {
 	sess     *session      // the connected session, or nil
 	ready    chan struct{} // closed when sess is set; replaced when it ends
 	claims   map[uint64]*claim
-	nextID   uint64 // claim ids
+	nextID   uint64        // claim ids
+	changed  chan struct{} // closed and replaced at every change Status shows
+}
+
+// notifyLocked wakes whoever waits on Changed; a.mu is held.
+func (a *authority) notifyLocked() {
+	close(a.changed)
+	a.changed = make(chan struct{})
 }
 
 func newAuthority(c *Client) *authority {
-	return &authority{c: c, ready: make(chan struct{}), claims: map[uint64]*claim{}}
+	return &authority{c: c, ready: make(chan struct{}), claims: map[uint64]*claim{}, changed: make(chan struct{})}
 }
 
 // ensure starts the stream's loop the first time something needs it.
@@ -49,6 +56,7 @@ func (a *authority) ensure() error {
 	}
 	a.started = true
 	a.state = StateConnecting
+	a.notifyLocked()
 	a.mu.Unlock()
 	if !a.c.track() {
 		return ErrClosed
@@ -69,6 +77,7 @@ func (a *authority) run(ctx context.Context) {
 		a.mu.Lock()
 		if a.stopping || ctx.Err() != nil {
 			a.state = StateClosed
+			a.notifyLocked()
 			a.mu.Unlock()
 			return
 		}
@@ -76,6 +85,7 @@ func (a *authority) run(ctx context.Context) {
 		a.lastErr = err
 		a.state = StateBackoff
 		n := a.failures
+		a.notifyLocked()
 		a.mu.Unlock()
 		d := a.c.opts.Backoff.Delay(n)
 		a.c.opts.Logger.Warn("weftgate authority stream ended", "err", err, "failures", n, "retry_in", d)
@@ -91,6 +101,7 @@ func (a *authority) run(ctx context.Context) {
 func (a *authority) setState(s ConnState) {
 	a.mu.Lock()
 	a.state = s
+	a.notifyLocked()
 	a.mu.Unlock()
 }
 
@@ -154,6 +165,7 @@ func (a *authority) connected(s *session, w *v1.Welcome) []*v1.AuthorityRequest 
 	a.welcome = w
 	a.limits = limitsFrom(w.GetLimits())
 	close(a.ready)
+	a.notifyLocked()
 	var out []*v1.AuthorityRequest
 	for _, id := range sortedKeys(a.claims) {
 		cl := a.claims[id]
@@ -176,12 +188,13 @@ func (a *authority) disconnected(s *session) {
 		a.sess = nil
 		a.ready = make(chan struct{})
 	}
+	a.notifyLocked()
 	for _, id := range sortedKeys(a.claims) {
 		cl := a.claims[id]
 		if cl.sentOn != s {
 			continue
 		}
-		cl.sentOn = nil
+		cl.sentOn, cl.granted = nil, false // in force again only when re-granted
 		if cl.released {
 			a.drop(cl)
 		}

@@ -87,6 +87,7 @@ func (a *authority) drop(cl *claim) {
 	cl.dropped = true
 	delete(a.claims, cl.id)
 	close(cl.releasedCh)
+	a.notifyLocked()
 }
 
 func (cl *claim) message() *v1.AuthorityRequest {
@@ -205,6 +206,7 @@ func (a *authority) claimResult(s *session, r *v1.ClaimResult) {
 	}
 	cl.granted = r.GetGranted()
 	cl.reasons = reasonsFrom(r.GetReasons())
+	a.notifyLocked()
 	if !cl.granted {
 		a.c.opts.Logger.Warn("weftgate claim refused", "pattern", cl.pattern.String(), "reasons", joinReasons(cl.reasons))
 	}

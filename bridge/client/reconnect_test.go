@@ -284,4 +284,3 @@ func TestClaimWaitsForStream(t *testing.T) {
 		t.Fatal(out.err)
 	}
 }
-

@@ -77,7 +77,9 @@ type Status struct {
 type ClaimStatus struct {
 	ID      uint64
 	Pattern Pattern
-	// Granted is the last ClaimResult; Reasons say why it was refused.
+	// Granted says the claim is in force on the current stream: false
+	// while the stream is down or the re-claim is unanswered. Reasons say
+	// why the last ClaimResult refused it.
 	Granted bool
 	Reasons []Reason
 }
@@ -111,6 +113,15 @@ func (c *Client) Status() Status {
 	s.Transport = c.cc.GetState().String()
 	s.Subscriptions = c.subs.status()
 	return s
+}
+
+// Changed returns a channel closed at the authority stream's next change
+// of state, connection or claims. Take it before reading Status, then wait
+// on it, to wait for a condition without polling.
+func (c *Client) Changed() <-chan struct{} {
+	c.auth.mu.Lock()
+	defer c.auth.mu.Unlock()
+	return c.auth.changed
 }
 
 type subscriptions struct {
