@@ -29,7 +29,7 @@ const testToken = "s3cret-token"
 // WebSocket on an httptest server and the bridge's gRPC on 127.0.0.1 (or
 // bufconn), and a client connection to it.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	b      *bridge.Server
 	gw     *gateway.Server
 	ws     string
@@ -47,7 +47,7 @@ type envOpts struct {
 	noToken bool // the client sends no token
 }
 
-func startEnv(t *testing.T, o envOpts) *env {
+func startEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
 	bc := o.bridge
 	if bc.Tokens == nil {
@@ -137,7 +137,7 @@ func ctxT(t *testing.T) context.Context {
 
 // backend is a raw authority stream over the generated client.
 type backend struct {
-	t       *testing.T
+	t       testing.TB
 	stream  v1.GatewayService_AuthorityClient
 	cancel  context.CancelFunc
 	welcome *v1.Welcome
@@ -148,7 +148,7 @@ type backend struct {
 	err     error // why Recv ended; read after done
 }
 
-func openBackend(t *testing.T, e *env, name string, maxInFlight uint32) *backend {
+func openBackend(t testing.TB, e *env, name string, maxInFlight uint32) *backend {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := e.client.Authority(ctx)

@@ -103,7 +103,6 @@ func newRouter(cfg *Config, stats *Stats) *router {
 
 // start routes a new question. The outcome arrives through a's callbacks.
 func (r *router) start(a *ask) {
-	a.tried = map[uint64]struct{}{}
 	r.mu.Lock()
 	closed := r.closed
 	claimed := !closed && r.anyClaimant(a)
@@ -119,6 +118,7 @@ func (r *router) start(a *ask) {
 		r.fellBack(a, fbNone)
 		return
 	}
+	a.tried = map[uint64]struct{}{}
 	a.tmpl = a.build()
 	probe := &v1.Question{Id: ^uint64(0), ClaimId: ^uint64(0), Attempt: ^uint32(0), Timeout: durationpb.New(r.cfg.MaxQuestionTimeout), Kind: a.tmpl.Kind}
 	a.size = proto.Size(probe)

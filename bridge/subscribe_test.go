@@ -10,6 +10,7 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol/commit"
 )
 
@@ -173,5 +174,34 @@ func TestPatternSubscription(t *testing.T) {
 	}
 	if fmt.Sprint(seen) != "map[p/a:[3] p/b:[1 2]]" {
 		t.Fatalf("seen %v", seen)
+	}
+}
+
+// A subscription to a document that does not exist yet starts with its
+// first commit once a peer creates it.
+func TestSubscribeBeforeTheDocumentExists(t *testing.T) {
+	e := startEnv(t, envOpts{})
+	s := subscribeDoc(t, e, ctxT(t), "later", nil)
+	if ev, err := s.Recv(); err != nil || ev.GetCaughtUp() == nil {
+		t.Fatalf("%v %v, want CaughtUp", ev, err)
+	}
+	p := dialPeer(t, e, peer.Options{})
+	d, err := p.Share(ctxT(t), "later", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := set(d, fmt.Sprintf("k%d", i), text("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		ev, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := ev.GetCommit(); c == nil || c.Cursor != uint64(i)+1 || c.Origin.GetPeer() == nil {
+			t.Fatalf("event %d: %v", i, ev)
+		}
 	}
 }
