@@ -184,13 +184,19 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 	for _, h := range hubs {
 		res := make(chan DocumentInfo, 1)
 		if !h.postCtx(ctx, func() {
+			if h.doc == nil {
+				res <- DocumentInfo{} // a hub for a name nobody holds
+				return
+			}
 			res <- DocumentInfo{Name: h.name, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
 		}) {
 			continue
 		}
 		select {
 		case info := <-res:
-			out = append(out, info)
+			if info.Name != "" {
+				out = append(out, info)
+			}
 		case <-ctx.Done():
 			return out
 		}

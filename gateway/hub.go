@@ -48,6 +48,9 @@ type hub struct {
 
 	idleTimer *time.Timer
 	idleArmed bool
+
+	loadAsked bool     // a backend Loader was asked for this document
+	loadWait  []func() // opens waiting for its answer
 }
 
 type member struct {
@@ -189,7 +192,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 }
 
 func (h *hub) unloadable() bool {
-	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 &&
+	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 && len(h.loadWait) == 0 &&
 		len(h.unflushed) == 0 && len(h.appending) == 0
 }
 
@@ -274,13 +277,31 @@ func (h *hub) ask(call func(reply func(func()))) {
 
 func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 	if err != nil {
-		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonForbidden, text: err.Error()})
+		// The authority's own reason when it gave one, else forbidden.
+		reason := protocol.ReasonOf(err)
+		if reason == "" {
+			reason = ReasonForbidden
+		}
+		c.post(connMsg{kind: msgDecline, name: h.name, reason: reason, text: err.Error()})
 		return
 	}
 	if h.doc != nil {
 		root, kind := h.doc.Root()
 		h.members[c] = &member{c: c}
 		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
+		return
+	}
+	if l, ok := h.srv.cfg.Authority.(Loader); ok && !h.loadAsked {
+		// Ask a backend for the document before minting one; opens that
+		// arrive meanwhile wait for the same answer.
+		h.loadWait = append(h.loadWait, func() { h.openDecided(c, peerRoot, want, nil) })
+		if len(h.loadWait) == 1 {
+			name, ctx := h.name, h.srv.ctx
+			h.srv.track(func() {
+				root, state, found, err := l.Load(ctx, name)
+				h.post(func() { h.backendLoaded(root, state, found, err) })
+			})
+		}
 		return
 	}
 	if peerRoot == nil {
@@ -298,6 +319,46 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 	h.members[c] = m
 	h.creator = m
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
+}
+
+// backendLoaded takes a backend's answer to a load: a document to hold, or
+// nothing (the opens then go on as if there were no loader).
+func (h *hub) backendLoaded(root frame.Root, state []byte, found bool, err error) {
+	h.loadAsked = true
+	if err != nil {
+		h.srv.log.Warn("backend load", "document", h.name, "err", err)
+	}
+	if found && err == nil && h.doc == nil {
+		if lerr := h.adopt(root, state); lerr != nil {
+			h.srv.log.Warn("backend load refused", "document", h.name, "err", lerr)
+		}
+	}
+	w := h.loadWait
+	h.loadWait = nil
+	for _, fn := range w {
+		fn()
+	}
+}
+
+// adopt makes a loaded state the document, durable before anyone sees it.
+func (h *hub) adopt(root frame.Root, state []byte) error {
+	d := document.New(root.ID, root.Kind, h.srv.cfg.DocumentLimits)
+	if state != nil {
+		st, err := commit.DecodeWithLimits(state, h.srv.cfg.CommitLimits)
+		if err != nil {
+			return err
+		}
+		if _, err := d.Reconcile(st); err != nil {
+			return err
+		}
+	}
+	snap := store.Snapshot{Cursor: h.cursor, State: state, Root: root.ID, RootKind: uint8(root.Kind)}
+	if err := h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap); err != nil {
+		return err
+	}
+	h.doc = d
+	h.snapAt = h.cursor
+	return nil
 }
 
 // persistCreation stores an empty snapshot, which creates the document in
@@ -650,6 +711,11 @@ func (r *refusal) Error() string {
 	}
 	return r.reasons[0].Code + ": " + r.reasons[0].Message
 }
+
+// ReasonsOf returns the reasons a refused commit was (or would be) refused
+// with, as they go out in a refused frame: the authority's own reasons, the
+// document's apply-stage reasons, or the gateway's.
+func ReasonsOf(err error) []frame.Reason { return reasonsOf(err) }
 
 // reasonsOf turns a refusal into the reasons of a refused frame.
 func reasonsOf(err error) []frame.Reason {

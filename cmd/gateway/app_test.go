@@ -332,7 +332,7 @@ func TestStatusPage(t *testing.T) {
 	if st.Counters.Refused["read-only"] != 1 || st.Counters.Received != 1 {
 		t.Errorf("counters %+v", st.Counters)
 	}
-	if !st.Authority.ReadOnly || st.Authority.Kind != "local-policy" || st.Authority.Streams == nil {
+	if !st.Authority.ReadOnly || st.Authority.Kind != "bridge" || st.Authority.Fallback != "open" || st.Authority.Streams == nil {
 		t.Errorf("authority %+v", st.Authority)
 	}
 	if st.Version == "" || st.StartedAt.IsZero() || st.Store.Kind != storeMemory || !st.Store.Healthy {

@@ -6,40 +6,65 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"time"
 
-	"github.com/weftgate/weftgate/gateway"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol/commit"
 )
 
-// bridgeSetup is what the gRPC bridge gets from the binary.
-type bridgeSetup struct {
-	Gateway *gateway.Server
-	TLS     *tls.Config // nil: plaintext; ClientCAs set: mutual TLS
-	Token   string      // bearer token backends must present; "" for none
-	Logger  *slog.Logger
+// bridge builds the gRPC bridge from the settings; cmd/gateway attaches it
+// to the gateway once that exists (each needs the other).
+func (s *settings) bridge(st store.Store, log *slog.Logger) *bridge.Server {
+	var tokens []string
+	if s.GRPCToken != "" {
+		tokens = []string{s.GRPCToken}
+	}
+	return bridge.New(bridge.Config{
+		Store:           st,
+		Logger:          log,
+		Tokens:          tokens,
+		Policy:          bridge.Policy(s.AuthorityFallback),
+		QuestionTimeout: s.QuestionTimeout,
+		CommitLimits:    commit.Limits{MaxCommitBytes: s.MaxCommitBytes, MaxDeltas: s.MaxDeltas},
+	})
 }
 
-// grpcServe is the seam for bridge/: it serves gRPC on l until ctx ends,
-// then closes its streams and returns. It is nil until the bridge exists;
-// the listener is still bound so -grpc-addr is validated, reserved and
-// reported.
-var grpcServe func(ctx context.Context, l net.Listener, b bridgeSetup) error
-
-// refuseGRPC stands in while grpcServe is nil: it closes every connection
-// at once so a backend fails fast rather than hanging on a listener that
-// nothing reads. It speaks no gRPC.
-func refuseGRPC(ctx context.Context, l net.Listener) error {
-	go func() {
-		<-ctx.Done()
-		l.Close()
-	}()
-	for {
-		c, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return err
-		}
-		c.Close()
+// serveBridge serves the bridge's gRPC API on l until ctx ends, then closes
+// the authority streams and stops gracefully, forcing the stop after a
+// second.
+func serveBridge(ctx context.Context, l net.Listener, b *bridge.Server, tlsCfg *tls.Config) error {
+	var opts []grpc.ServerOption
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
+	g := b.NewGRPCServer(opts...)
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	b.Close(cctx)
+	stopped := make(chan struct{})
+	go func() {
+		g.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-cctx.Done():
+		g.Stop()
+		<-stopped
+	}
+	if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return err
+	}
+	return nil
 }

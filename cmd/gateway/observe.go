@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // Latencies the gateway does not count itself, measured by wrapping the
@@ -41,6 +42,18 @@ func (a timedAuthority) MayOpen(req gateway.OpenRequest, reply func(error)) {
 		a.hist.WithLabelValues("open").Observe(time.Since(start).Seconds())
 		reply(err)
 	})
+}
+
+// Load forwards to the inner authority when it can load documents (the
+// bridge), and finds nothing otherwise.
+func (a timedAuthority) Load(ctx context.Context, name string) (frame.Root, []byte, bool, error) {
+	l, ok := a.inner.(gateway.Loader)
+	if !ok {
+		return frame.Root{}, nil, false, nil
+	}
+	start := time.Now()
+	defer func() { a.hist.WithLabelValues("load").Observe(time.Since(start).Seconds()) }()
+	return l.Load(ctx, name)
 }
 
 // timedStore observes how long Append takes to return: the wait for the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 )
@@ -36,6 +37,7 @@ type app struct {
 	log      *slog.Logger
 	store    store.Store // the store itself, for Healthy and Close
 	gw       *gateway.Server
+	bridge   *bridge.Server
 	reg      *prometheus.Registry
 	health   *storeHealth
 	draining atomic.Bool
@@ -79,12 +81,24 @@ func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	obs := newObservers()
-	auth := timedAuthority{inner: gateway.Policy{ReadOnly: a.cfg.ReadOnly}, hist: obs.authority}
-	gw, err := gateway.New(a.cfg.gateway(timedStore{Store: a.store, hist: obs.storeSync}, auth, log))
+	// The bridge is the authority: backends that claim a document answer
+	// for it, and its fallback policy for the rest. A read-only gateway
+	// refuses every write whatever a backend would say.
+	a.bridge = a.cfg.bridge(a.store, log)
+	var inner gateway.Authority = a.bridge
+	if a.cfg.ReadOnly {
+		inner = gateway.Policy{ReadOnly: true}
+	}
+	auth := timedAuthority{inner: inner, hist: obs.authority}
+	gcfg := a.cfg.gateway(timedStore{Store: a.store, hist: obs.storeSync}, auth, log)
+	gcfg.Calls = a.bridge
+	gcfg.Admission.Identifier = a.bridge
+	gw, err := gateway.New(gcfg)
 	if err != nil {
 		a.store.Close()
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
+	a.bridge.Attach(gw)
 	a.gw = gw
 	a.reg = newRegistry(gw, a.health, obs)
 	return a, nil
@@ -235,11 +249,7 @@ func (a *app) run(ctx context.Context, ls *listeners, stopSignals func()) error 
 }
 
 func (a *app) serveGRPC(ctx context.Context, l net.Listener) error {
-	if grpcServe == nil {
-		a.log.Warn("this build has no gRPC bridge: the gRPC listener is bound but closes every connection", "grpc", l.Addr().String())
-		return refuseGRPC(ctx, l)
-	}
-	return grpcServe(ctx, l, bridgeSetup{Gateway: a.gw, TLS: a.res.grpcTLS, Token: a.cfg.GRPCToken, Logger: a.log})
+	return serveBridge(ctx, l, a.bridge, a.res.grpcTLS)
 }
 
 // drain follows the gateway's shutdown order within -drain-timeout: stop

@@ -27,6 +27,9 @@ type settings struct {
 	GRPCTLSKey   string
 	GRPCClientCA string
 	GRPCToken    string
+	// The bridge: what answers when no backend claims a document.
+	AuthorityFallback string
+	QuestionTimeout   time.Duration
 
 	Store                  string
 	DataDir                string
@@ -102,6 +105,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	str(&s.GRPCTLSCert, "grpc-tls-cert", "", "PEM certificate `file` for the gRPC listener; with -grpc-tls-key turns TLS on")
 	str(&s.GRPCTLSKey, "grpc-tls-key", "", "PEM private key `file` for -grpc-tls-cert")
 	str(&s.GRPCClientCA, "grpc-client-ca", "", "PEM CA `file`: gRPC clients must present a certificate it signed (mutual TLS)")
+	str(&s.AuthorityFallback, "authority-fallback", "open", "what answers a question no backend claims: open (accept, as a standalone gateway) or closed (refuse with no-authority)")
+	dur(&s.QuestionTimeout, "question-timeout", 2*time.Second, "how long one backend has to answer a question before it is asked of the next (times the attempts, keep it under -judge-timeout)")
 	str(&s.GRPCToken, "grpc-token", "", "bearer `token` backends must present on gRPC (prefer the environment variable; never logged)")
 
 	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")

@@ -34,12 +34,21 @@ type storeStatus struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// authorityStatus: every document is judged by the local policy until the
-// gRPC bridge lets backends claim documents; Streams then lists each claim.
+// authorityStatus: the gRPC bridge judges every document, through the
+// backends that claim it or its fallback policy. StreamsOpen and the
+// question counters come from the bridge's router; Streams is per stream
+// detail, which the bridge does not report yet.
 type authorityStatus struct {
-	Kind     string         `json:"kind"`
-	ReadOnly bool           `json:"read_only"`
-	Streams  []streamStatus `json:"streams"`
+	Kind        string         `json:"kind"`
+	ReadOnly    bool           `json:"read_only"`
+	Fallback    string         `json:"fallback"`
+	StreamsOpen int64          `json:"streams_open"`
+	Asked       uint64         `json:"questions_asked"`
+	Reasked     uint64         `json:"questions_reasked"`
+	TimedOut    uint64         `json:"questions_timed_out"`
+	FellBack    uint64         `json:"questions_fell_back"`
+	Ignored     uint64         `json:"answers_ignored"`
+	Streams     []streamStatus `json:"streams"`
 }
 
 type streamStatus struct {
@@ -91,7 +100,7 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		Draining:      st.Draining || a.draining.Load(),
 		Listeners:     a.addrs,
 		Store:         storeStatus{Kind: a.cfg.Store},
-		Authority:     authorityStatus{Kind: "local-policy", ReadOnly: a.cfg.ReadOnly, Streams: []streamStatus{}},
+		Authority:     a.authorityStatus(),
 		Documents:     []documentStatus{},
 		DocumentsAll:  len(st.Documents),
 		Links:         []linkStatus{},
@@ -153,4 +162,15 @@ func countersOf(m *gateway.Metrics, st gateway.Status) counters {
 		c.Handshakes[k] = int64(v)
 	}
 	return c
+}
+
+func (a *app) authorityStatus() authorityStatus {
+	st := authorityStatus{Kind: "bridge", ReadOnly: a.cfg.ReadOnly, Fallback: a.cfg.AuthorityFallback, Streams: []streamStatus{}}
+	if a.bridge != nil {
+		b := a.bridge.Stats()
+		st.StreamsOpen = b.StreamsOpen.Load()
+		st.Asked, st.Reasked, st.TimedOut = b.Asked.Load(), b.Reasked.Load(), b.TimedOut.Load()
+		st.FellBack, st.Ignored = b.FellBack.Load(), b.Ignored.Load()
+	}
+	return st
 }

@@ -52,6 +52,7 @@ func (p *parsed) validate() (*resolved, error) {
 		check("log-level", r.logLevel.UnmarshalText([]byte(s.LogLevel))),
 		check("allowed-origins", checkOrigins(s.AllowedOrigins)),
 		check("grpc-token", checkToken(s.GRPCToken)),
+		check("authority-fallback", oneOf(s.AuthorityFallback, "open", "closed")),
 	}
 	for _, d := range []struct {
 		name string
@@ -61,6 +62,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"store-probe-interval", s.StoreProbeInterval, false},
 		{"rate-window", s.RateWindow, false},
 		{"judge-timeout", s.JudgeTimeout, false},
+		{"question-timeout", s.QuestionTimeout, false},
 		{"write-timeout", s.WriteTimeout, false},
 		{"ping-interval", s.PingInterval, true},
 		{"ping-timeout", s.PingTimeout, false},
