@@ -7,6 +7,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"io"
 	"net"
 	"net/http"
@@ -255,6 +258,16 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 	}
 	if code, body := p.get("/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz: %d %q", code, body)
+	}
+	// The gRPC listener speaks gRPC: the standard health service answers.
+	cc, err := grpc.NewClient(p.addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+	cc.Close()
+	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC health: %v %v", hr, err)
 	}
 
 	// Peer a creates a document and commits into it; peer b, which joined
