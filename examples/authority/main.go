@@ -55,7 +55,7 @@ func parse(args []string, getenv func(string) string, out io.Writer) (config, er
 	fs.StringVar(&c.CA, "tls-ca", "", "PEM `file` of a CA to trust instead (implies -tls)")
 	fs.StringVar(&c.Name, "name", "example-authority", "this backend's `name` in the gateway's logs")
 	fs.StringVar(&c.Prefix, "prefix", "", "claim documents whose names start with `text` (empty: every document)")
-	fs.StringVar(&c.Data, "data", "data", "`directory` the documents are kept in")
+	fs.StringVar(&c.Data, "data", "authority-data", "`directory` the documents are kept in")
 	fs.DurationVar(&c.Wait, "dial-timeout", 30*time.Second, "how long to wait for the gateway at start (0: for ever)")
 	fs.StringVar(&c.Sessions, "sessions", "", "JSON `file` of session cookie → {id, roles}; without it peers are anonymous")
 	protect := fs.String("protect", "/admin", "`path` only peers with -role may write under (empty: none)")
