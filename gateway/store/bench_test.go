@@ -123,7 +123,7 @@ func BenchmarkAppendNaiveBatch(b *testing.B) {
 							if err := logB.Put(meta, encodeU64(c)); err != nil {
 								return err
 							}
-							return logB.Put(logKey(doc, c), encodeLogValue("link", commit))
+							return logB.Put(logKey(doc, c), appendChunkRecord([]byte{formatVersion, 1}, []byte("link"), commit))
 						})
 						if err != nil {
 							failed.Store(&err)

@@ -52,30 +52,41 @@ func readState(tx *bolt.Tx, doc string, p []Record) (docState, error) {
 }
 
 // gather collects doc's consecutive records from cursor from on: from the
-// log while it has them, then from p.
+// log's chunks while they have them, then from p.
 func gather(tx *bolt.Tx, doc string, p []Record, from uint64, maxCount, maxBytes int) ([]Record, error) {
 	var out []Record
 	size := 0
 	next := from
 	prefix := logPrefix(doc)
 	c := tx.Bucket(bucketLog).Cursor()
-	for k, v := c.Seek(logKey(doc, from)); k != nil; k, v = c.Next() {
-		cur, ok := logCursor(prefix, k)
-		if !ok || cur != next {
+	full, gap := false, false
+	for k, v := c.Seek(logKey(doc, from)); k != nil && !full && !gap; k, v = c.Next() {
+		last, ok := logCursor(prefix, k)
+		if !ok {
 			break
 		}
-		rec, err := decodeLogValue(cur, v)
+		err := eachChunk(last, v, func(cursor uint64, origin, commit []byte) bool {
+			if cursor < next {
+				return true
+			}
+			if cursor > next {
+				gap = true
+				return false
+			}
+			if !take(len(out), size, len(commit), maxCount, maxBytes) {
+				full = true
+				return false
+			}
+			out = append(out, Record{Cursor: cursor, Origin: string(origin), Commit: slices.Clone(commit)})
+			size += len(commit)
+			next++
+			return true
+		})
 		if err != nil {
-			return nil, errorf(Corrupt, doc, "log record does not decode")
+			return nil, errorf(Corrupt, doc, "log chunk does not decode")
 		}
-		if !take(len(out), size, len(rec.Commit), maxCount, maxBytes) {
-			return out, nil
-		}
-		out = append(out, rec)
-		size += len(rec.Commit)
-		next++
 	}
-	if len(p) == 0 || next < p[0].Cursor || next > p[len(p)-1].Cursor {
+	if full || len(p) == 0 || next < p[0].Cursor || next > p[len(p)-1].Cursor {
 		return out, nil
 	}
 	for _, r := range p[next-p[0].Cursor:] {

@@ -30,9 +30,10 @@ func (a *arena) take(n int) []byte {
 	return b
 }
 
-// MaxTrimRecords bounds the records one snapshot deletes in one transaction;
-// any left over are invisible (below the floor) and go with a later snapshot.
-const MaxTrimRecords = 1 << 16
+// MaxTrimChunks bounds the log chunks one snapshot deletes in one
+// transaction; any left over are invisible (below the floor) and go with a
+// later snapshot.
+const MaxTrimChunks = 1 << 14
 
 // logFill is the log bucket's split fill: documents append at the end of
 // their own key range, so fuller pages mean fewer pages to write.
@@ -93,16 +94,22 @@ func checkpoint(tx *bolt.Tx) (records, size int, err error) {
 	var a arena
 	for _, doc := range names {
 		f := byDoc[doc]
-		prefix := logPrefix(doc)
-		for _, e := range f.entries {
-			key := a.take(len(prefix) + 8)
-			binary.BigEndian.PutUint64(key[copy(key, prefix):], e.cursor)
-			val := a.take(1 + binary.MaxVarintLen16 + len(e.origin) + len(e.commit))[:0]
+		for len(f.entries) > 0 {
+			n, size := 0, 0
+			for n < len(f.entries) && n < chunkRecords && (n == 0 || size < chunkBytes) {
+				size += 2*binary.MaxVarintLen64 + len(f.entries[n].origin) + len(f.entries[n].commit)
+				n++
+			}
+			part := f.entries[:n]
+			f.entries = f.entries[n:]
+			last := part[n-1].cursor
+			val := a.take(1 + binary.MaxVarintLen64 + size)[:0]
 			val = append(val, formatVersion)
-			val = binary.AppendUvarint(val, uint64(len(e.origin)))
-			val = append(val, e.origin...)
-			val = append(val, e.commit...)
-			if err := logB.Put(key, val); err != nil {
+			val = binary.AppendUvarint(val, uint64(n))
+			for _, e := range part {
+				val = appendChunkRecord(val, e.origin, e.commit)
+			}
+			if err := logB.Put(logKey(doc, last), val); err != nil {
 				return 0, 0, err
 			}
 		}
@@ -118,16 +125,17 @@ func checkpoint(tx *bolt.Tx) (records, size int, err error) {
 	return records, size, err
 }
 
-// trimLog deletes doc's log records with cursor <= floor, at most
-// MaxTrimRecords of them.
+// trimLog deletes doc's log chunks that end at or below floor, at most
+// MaxTrimChunks of them. A chunk that straddles floor stays: retention is a
+// lower bound.
 func trimLog(tx *bolt.Tx, doc string, floor uint64) error {
 	logB := tx.Bucket(bucketLog)
 	prefix := logPrefix(doc)
 	c := logB.Cursor()
 	var keys [][]byte
-	for k, _ := c.Seek(prefix); k != nil && len(keys) < MaxTrimRecords; k, _ = c.Next() {
-		cur, ok := logCursor(prefix, k)
-		if !ok || cur > floor {
+	for k, _ := c.Seek(prefix); k != nil && len(keys) < MaxTrimChunks; k, _ = c.Next() {
+		last, ok := logCursor(prefix, k)
+		if !ok || last > floor {
 			break
 		}
 		keys = append(keys, append([]byte(nil), k...))

@@ -10,7 +10,8 @@ import (
 //
 //	docs  name -> meta: version 1, root 12, kind 1, snapshot u64, floor u64, last u64
 //	snaps name -> snapshot state bytes
-//	log   u16 len(name) | name | u64 cursor -> version 1, uvarint len(origin), origin, commit
+//	log   u16 len(name) | name | u64 last cursor -> chunk: version 1, uvarint count,
+//	      then per record: uvarint len(origin), origin, uvarint len(commit), commit
 //	wal   u64 sequence -> version 1, then per record: uvarint len(name), name,
 //	      uvarint cursor, uvarint len(origin), origin, uvarint len(commit), commit
 //	meta  "format" -> 1; "probe" -> u64 count of probe writes
@@ -18,6 +19,10 @@ import (
 // Integers are big-endian so byte order is numeric order: a document's log
 // keys share the prefix u16 len(name) | name (the length stops "a" from
 // prefixing "ab") and sort by cursor, so a range scan reads them in order.
+// A log value is a chunk of consecutive records ending at the key's cursor,
+// written by one checkpoint: a checkpoint costs one put per document and
+// chunk, not one per record. Keying by the last cursor lets a read find the
+// chunk holding cursor c with a forward seek to c.
 // A document's meta is rewritten by its snapshots and by each checkpoint
 // that folds records of it, not by each append: its last cursor is the
 // greater of meta's and that of its records still in the wal.
@@ -83,25 +88,51 @@ func decodeMeta(v []byte) (docState, error) {
 	return d, nil
 }
 
-func encodeLogValue[T string | []byte](origin T, commit []byte) []byte {
-	b := make([]byte, 0, 1+binary.MaxVarintLen16+len(origin)+len(commit))
-	b = append(b, formatVersion)
+// Chunk bounds: a checkpoint starts a new chunk past either, so a read
+// decodes at most this much to reach its first record.
+const (
+	chunkRecords = 512
+	chunkBytes   = 128 << 10
+)
+
+func appendChunkRecord(b, origin, commit []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(origin)))
 	b = append(b, origin...)
+	b = binary.AppendUvarint(b, uint64(len(commit)))
 	return append(b, commit...)
 }
 
-// decodeLogValue decodes into a Record whose bytes are copied out of v
-// (v is only valid inside its transaction).
-func decodeLogValue(cursor uint64, v []byte) (Record, error) {
+// eachChunk decodes a chunk ending at cursor last and calls fn for each
+// record in order, until fn returns false. The slices alias v.
+func eachChunk(last uint64, v []byte, fn func(cursor uint64, origin, commit []byte) bool) error {
 	if len(v) < 1 || v[0] != formatVersion {
-		return Record{}, errShort
+		return errShort
 	}
-	origin, rest, err := lengthPrefixed(v[1:])
-	if err != nil {
-		return Record{}, err
+	n, k := binary.Uvarint(v[1:])
+	if k <= 0 || n == 0 || n > last {
+		return errShort
 	}
-	return Record{Cursor: cursor, Origin: string(origin), Commit: append([]byte{}, rest...)}, nil
+	v = v[1+k:]
+	for c := last - n + 1; ; c++ {
+		origin, rest, err := lengthPrefixed(v)
+		if err != nil {
+			return err
+		}
+		commit, rest, err := lengthPrefixed(rest)
+		if err != nil {
+			return err
+		}
+		v = rest
+		if !fn(c, origin, commit) {
+			return nil
+		}
+		if c == last {
+			if len(v) != 0 {
+				return errShort
+			}
+			return nil
+		}
+	}
 }
 
 func appendWALRecord(b []byte, doc string, r Record) []byte {

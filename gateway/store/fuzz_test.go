@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 // written longer than needed, so the comparison is of decoded values).
 func FuzzDecode(f *testing.F) {
 	f.Add(appendWALRecord([]byte{formatVersion}, "doc", rec("doc", 7)))
-	f.Add(encodeLogValue("origin", []byte("commit")))
+	f.Add(appendChunkRecord(appendChunkRecord([]byte{formatVersion, 2}, []byte("o"), []byte("c1")), nil, []byte("c2")))
 	f.Add(encodeMeta(&docState{exists: true, snapshot: 3, floor: 1, last: 9}))
 	f.Add([]byte{formatVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, v []byte) {
@@ -25,16 +26,30 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("wal value %x does not survive a re-encode: %v", v, err)
 			}
 		}
-		if r, err := decodeLogValue(1, v); err == nil {
-			r2, err := decodeLogValue(1, encodeLogValue(r.Origin, r.Commit))
-			if err != nil || r2.Origin != r.Origin || !bytes.Equal(r2.Commit, r.Commit) {
-				t.Fatalf("log value %x does not survive a re-encode: %v", v, err)
+		if recs, err := chunkRecordsOf(v); err == nil {
+			re := binary.AppendUvarint([]byte{formatVersion}, uint64(len(recs)))
+			for _, r := range recs {
+				re = appendChunkRecord(re, []byte(r.Origin), r.Commit)
+			}
+			again, err := chunkRecordsOf(re)
+			if err != nil || fmt.Sprint(again) != fmt.Sprint(recs) {
+				t.Fatalf("chunk %x does not survive a re-encode: %v", v, err)
 			}
 		}
 		if d, err := decodeMeta(v); err == nil && !bytes.Equal(encodeMeta(&d), v) {
 			t.Fatalf("meta %x re-encodes as %x", v, encodeMeta(&d))
 		}
 	})
+}
+
+// chunkRecordsOf decodes a whole chunk ending at cursor 1000.
+func chunkRecordsOf(v []byte) ([]Record, error) {
+	var out []Record
+	err := eachChunk(1000, v, func(c uint64, origin, commit []byte) bool {
+		out = append(out, Record{Cursor: c, Origin: string(origin), Commit: commit})
+		return true
+	})
+	return out, err
 }
 
 func walEntries(v []byte) ([]walEntry, error) {
