@@ -357,3 +357,69 @@ func TestBoltBadFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestBoltChunks reads across the chunk boundaries a checkpoint makes, by
+// record count and by bytes, and after a trim that keeps a straddling chunk.
+func TestBoltChunks(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, t.TempDir(), Options{CheckpointRecords: 1, Retain: 100})
+	create(t, s, "d", 0)
+	const n = 3*chunkRecords + 17
+	appendRange(t, s, "d", 1, n, n)
+	if got := chunkCount(t, s, "d"); got != 4 {
+		t.Fatalf("%d records folded into %d chunks, want 4", n, got)
+	}
+	for _, from := range []uint64{1, chunkRecords - 1, chunkRecords, chunkRecords + 1, 2 * chunkRecords, n - 1, n} {
+		to := min(from+2, n)
+		wantRecords(t, "d", read(t, s, "d", from, 3), from, to)
+	}
+	wantRecords(t, "d", read(t, s, "d", chunkRecords-10, chunkRecords+20), chunkRecords-10, 2*chunkRecords+9)
+	if err := s.PutSnapshot(ctx, "d", Snapshot{Cursor: n, Root: rootOf("d"), RootKind: 2}); err != nil {
+		t.Fatal(err)
+	}
+	floor := uint64(n - 100)
+	if got := info(t, s, "d").Floor; got != floor {
+		t.Fatalf("floor %d, want %d", got, floor)
+	}
+	_, err := s.Read(ctx, "d", floor, 0)
+	wantReason(t, err, Compacted)
+	wantRecords(t, "d", read(t, s, "d", floor+1, 0), floor+1, n)
+
+	create(t, s, "big", 0)
+	big := make([]Record, 5)
+	for i := range big {
+		big[i] = Record{Cursor: uint64(i + 1), Commit: bytes.Repeat([]byte{byte('a' + i)}, chunkBytes*3/4)}
+	}
+	if err := s.Append(ctx, "big", big); err != nil {
+		t.Fatal(err)
+	}
+	if got := chunkCount(t, s, "big"); got != 3 {
+		t.Fatalf("5 records of 3/4 chunkBytes folded into %d chunks, want 3", got)
+	}
+	for from := uint64(1); from <= 5; from++ {
+		got := read(t, s, "big", from, 1)
+		if len(got) != 1 || got[0].Cursor != from || !bytes.Equal(got[0].Commit, big[from-1].Commit) {
+			t.Fatalf("read big from %d: %d records", from, len(got))
+		}
+	}
+}
+
+func chunkCount(t *testing.T, s *Bolt, doc string) int {
+	t.Helper()
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		prefix := logPrefix(doc)
+		c := tx.Bucket(bucketLog).Cursor()
+		for k, _ := c.Seek(prefix); k != nil; k, _ = c.Next() {
+			if _, ok := logCursor(prefix, k); !ok {
+				break
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
