@@ -77,9 +77,13 @@ func startLocal(bc bridge.Config, gc gateway.Config) (*local, error) {
 	return lc, nil
 }
 
+// gatewayConfig is the tests' gateway: in memory, with a judge timeout
+// no test reaches.
+func gatewayConfig() gateway.Config { return gateway.Config{JudgeTimeout: 20 * time.Second} }
+
 func startLocalT(t *testing.T, bc bridge.Config) *local {
 	t.Helper()
-	lc, err := startLocal(bc, gateway.Config{JudgeTimeout: 20 * time.Second})
+	lc, err := startLocal(bc, gatewayConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -92,6 +93,13 @@ func (s *session) enqueue(ctx context.Context, m *v1.AuthorityRequest) bool {
 	}
 }
 
+// busy says whether handlers are running.
+func (s *session) busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running > 0
+}
+
 func (s *session) halfClose() { s.closeOnce.Do(func() { close(s.closeSend) }) }
 
 // sendLoop writes the stream, batching answers up to the message budget.
@@ -126,6 +134,7 @@ func (s *session) sendLoop() {
 func (s *session) sendAnswers(first *v1.Answer) (carry *v1.Answer, ok bool) {
 	batch := []*v1.Answer{first}
 	size := proto.Size(first) + answerOverhead
+	yielded := false
 fill:
 	for len(batch) < MaxAnswersPerMessage {
 		select {
@@ -138,7 +147,13 @@ fill:
 			batch = append(batch, a)
 			size += n
 		default:
-			break fill
+			if yielded || !s.busy() {
+				break fill
+			}
+			// Handlers are still running: let them finish first, once, so
+			// their answers share this message rather than each its own.
+			yielded = true
+			runtime.Gosched()
 		}
 	}
 	m := &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Answers{Answers: &v1.Answers{Answers: batch}}}

@@ -229,10 +229,12 @@ func (a *authority) write(ctx context.Context, w *v1.Write) (WriteResult, error)
 		w.WriteId = id
 		if !s.enqueue(ctx, &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Write{Write: w}}) {
 			s.dropWrite(id)
-			if ctx.Err() != nil {
+			select { // the session is ending before the write left: try the next
+			case <-s.done:
+				continue
+			case <-ctx.Done():
 				return WriteResult{}, ctx.Err()
 			}
-			continue // the session ended before the write left: try the next
 		}
 		select {
 		case o := <-ch:
