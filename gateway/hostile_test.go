@@ -164,7 +164,7 @@ func (r *rawPeer) expectRefused(topic, seq uint64) []frame.Reason {
 	return f.Reasons
 }
 
-func readJSON(t *testing.T, path string, v any) {
+func readJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -175,7 +175,7 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func unhex(t *testing.T, s string) []byte {
+func unhex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(s)
 	if err != nil {
