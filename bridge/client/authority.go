@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
-
 	"sync"
+	"time"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
@@ -119,7 +118,13 @@ func (a *authority) session(ctx context.Context) error {
 		_, rerr := stream.Recv() // the stream's status says why
 		return endErr(rerr)
 	}
+	// A gateway that never answers Hello ends the attempt rather than
+	// leaving the stream connecting for ever.
+	late := time.AfterFunc(WelcomeTimeout, cancel)
 	first, err := stream.Recv()
+	if !late.Stop() {
+		return fmt.Errorf("%w: no Welcome within %v", ErrProtocol, WelcomeTimeout)
+	}
 	if err != nil {
 		return endErr(err)
 	}

@@ -11,8 +11,8 @@
 //     needs it, re-opened with exponential backoff (100 ms doubling to 30 s,
 //     full jitter, reset by a Welcome) when it drops, re-claiming every
 //     claim in force.
-//   - Handlers run concurrently, at most Limits.MaxInFlight at once; answers
-//     go back by question id, batched. A handler that errors or panics
+//   - Handlers run concurrently, at most Options.MaxInFlight at once (or the
+//     gateway's lower bound); answers go back by question id, batched. A handler that errors or panics
 //     answers with a Failure, so a backend bug fails closed.
 //   - Commits reach handlers decoded from their exact bytes with
 //     protocol/commit, beside each delta's path from the gateway's typed
@@ -25,6 +25,10 @@
 // applies events to a protocol/document), it does not retry unary calls
 // (their outcome is the caller's to judge), and it does not compute or check
 // integrity tags.
+//
+// Status reports the streams (state, last error, consecutive failures,
+// claims, each subscription's observed and applied cursors); Changed wakes
+// a waiter at the next change, so a readiness probe needs no polling.
 //
 // Close ends everything it started and waits for it. Do not call Close from
 // a handler or a Subscribe callback: it waits for them.

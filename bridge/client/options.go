@@ -34,6 +34,9 @@ const (
 	// DefaultCloseTimeout bounds how long Close waits for the gateway to
 	// acknowledge the authority stream's half-close.
 	DefaultCloseTimeout = 5 * time.Second
+	// WelcomeTimeout bounds the wait for the gateway's Welcome; past it the
+	// attempt fails (ErrProtocol) and is retried with backoff.
+	WelcomeTimeout = 30 * time.Second
 	// DefaultBackend is Hello.backend when Options.Backend is empty.
 	DefaultBackend = "weftgate-go"
 )
