@@ -1,13 +1,9 @@
 package bridge
 
 import (
-	"fmt"
-	"math"
-
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/weftgate/weftgate/gateway/admission"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/pbconv"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
@@ -18,228 +14,23 @@ import (
 // view. The proto enum numbers are the API's own (0 is unspecified), so
 // every enum is mapped by name, never by number.
 
-// maxSafeInt is 2^53: whole numbers within it are int_value.
-const maxSafeInt = 1 << 53
-
-func idToProto(id commit.ID) *v1.Id { return &v1.Id{Value: append([]byte(nil), id[:]...)} }
-
-func idFromProto(p *v1.Id) (commit.ID, error) {
-	var id commit.ID
-	if p == nil || len(p.Value) != len(id) {
-		return id, protocol.Errorf(protocol.InvalidID, "an id is exactly 12 bytes")
-	}
-	copy(id[:], p.Value)
-	return id, nil
-}
-
-func kindToProto(k commit.Kind) v1.Kind {
-	switch k {
-	case commit.Object:
-		return v1.Kind_KIND_OBJECT
-	case commit.Array:
-		return v1.Kind_KIND_ARRAY
-	case commit.Map:
-		return v1.Kind_KIND_MAP
-	}
-	return v1.Kind_KIND_UNSPECIFIED
-}
-
-func kindFromProto(k v1.Kind) (commit.Kind, error) {
-	switch k {
-	case v1.Kind_KIND_OBJECT:
-		return commit.Object, nil
-	case v1.Kind_KIND_ARRAY:
-		return commit.Array, nil
-	case v1.Kind_KIND_MAP:
-		return commit.Map, nil
-	}
-	return 0, protocol.Errorf(protocol.UnknownRefKind, fmt.Sprintf("kind %v is not object, array or map", k))
-}
-
 func rootToProto(r frame.Root) *v1.Root {
-	return &v1.Root{Id: idToProto(r.ID), Kind: kindToProto(r.Kind)}
+	return &v1.Root{Id: pbconv.IDTo(r.ID), Kind: pbconv.KindTo(r.Kind)}
 }
 
 func rootFromProto(p *v1.Root) (frame.Root, error) {
 	if p == nil {
 		return frame.Root{}, protocol.Errorf(protocol.InvalidCommit, "a root is required")
 	}
-	id, err := idFromProto(p.Id)
+	id, err := pbconv.IDFrom(p.Id)
 	if err != nil {
 		return frame.Root{}, err
 	}
-	k, err := kindFromProto(p.Kind)
+	k, err := pbconv.KindFrom(p.Kind)
 	if err != nil {
 		return frame.Root{}, err
 	}
 	return frame.Root{ID: id, Kind: k}, nil
-}
-
-func refToProto(r commit.Ref) *v1.Ref {
-	switch r.Kind {
-	case commit.Array:
-		return &v1.Ref{Key: &v1.Ref_ArrayPosition{ArrayPosition: []byte(r.Key)}}
-	case commit.Map:
-		return &v1.Ref{Key: &v1.Ref_MapKey{MapKey: &v1.Id{Value: []byte(r.Key)}}}
-	}
-	return &v1.Ref{Key: &v1.Ref_ObjectKey{ObjectKey: r.Key}}
-}
-
-func refFromProto(p *v1.Ref) (commit.Ref, error) {
-	if p != nil {
-		switch k := p.Key.(type) {
-		case *v1.Ref_ObjectKey:
-			return commit.ObjectKey(k.ObjectKey), nil
-		case *v1.Ref_ArrayPosition:
-			if !commit.ValidPosition(k.ArrayPosition) {
-				return commit.Ref{}, protocol.Errorf(protocol.InvalidPosition, "a position is non-empty and does not end in a zero byte")
-			}
-			return commit.ArrayKey(k.ArrayPosition), nil
-		case *v1.Ref_MapKey:
-			id, err := idFromProto(k.MapKey)
-			if err != nil {
-				return commit.Ref{}, err
-			}
-			return commit.MapKey(id), nil
-		}
-	}
-	return commit.Ref{}, protocol.Errorf(protocol.InvalidRef, "a ref sets exactly one key")
-}
-
-func valueToProto(v commit.Value) *v1.Value {
-	switch v.Type {
-	case commit.Bool:
-		return &v1.Value{Kind: &v1.Value_BoolValue{BoolValue: v.Bool}}
-	case commit.Int:
-		return &v1.Value{Kind: &v1.Value_IntValue{IntValue: v.Int}}
-	case commit.Float:
-		return &v1.Value{Kind: &v1.Value_FloatValue{FloatValue: v.Float}}
-	case commit.Text:
-		return &v1.Value{Kind: &v1.Value_TextValue{TextValue: v.Str}}
-	case commit.Bytes:
-		return &v1.Value{Kind: &v1.Value_BytesValue{BytesValue: []byte(v.Str)}}
-	case commit.RefValue:
-		edge := v1.Edge_EDGE_ATTACH
-		if v.Ref.Edge == commit.Alias {
-			edge = v1.Edge_EDGE_ALIAS
-		}
-		return &v1.Value{Kind: &v1.Value_Reference{Reference: &v1.Reference{Edge: edge, Kind: kindToProto(v.Ref.Kind), Id: idToProto(v.Ref.ID)}}}
-	}
-	return &v1.Value{Kind: &v1.Value_NullValue{NullValue: structpb.NullValue_NULL_VALUE}}
-}
-
-func valueFromProto(p *v1.Value) (commit.Value, error) {
-	if p == nil {
-		return commit.Value{}, protocol.Errorf(protocol.MissingValue, "add and replace carry a value")
-	}
-	switch k := p.Kind.(type) {
-	case *v1.Value_NullValue:
-		return commit.NullValue(), nil
-	case *v1.Value_BoolValue:
-		return commit.BoolValue(k.BoolValue), nil
-	case *v1.Value_IntValue:
-		if k.IntValue > maxSafeInt || k.IntValue < -maxSafeInt {
-			return commit.Value{}, protocol.Errorf(protocol.IntegerOutOfRange, "an integer is within plus or minus 2^53")
-		}
-		return commit.IntValue(k.IntValue), nil
-	case *v1.Value_FloatValue:
-		f := k.FloatValue
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return commit.Value{}, protocol.Errorf(protocol.NonFiniteFloat, "NaN and the infinities have no encoding")
-		}
-		if f == math.Trunc(f) && f >= -maxSafeInt && f <= maxSafeInt {
-			return commit.Value{}, protocol.Errorf(protocol.NonCanonicalFloat, "a whole number within 2^53 is int_value")
-		}
-		return commit.Value{Type: commit.Float, Float: f}, nil
-	case *v1.Value_TextValue:
-		return commit.TextValue(k.TextValue), nil
-	case *v1.Value_BytesValue:
-		return commit.BytesValue(k.BytesValue), nil
-	case *v1.Value_Reference:
-		r := k.Reference
-		if r == nil {
-			return commit.Value{}, protocol.Errorf(protocol.InvalidReference, "a reference is required")
-		}
-		var edge commit.Edge
-		switch r.Edge {
-		case v1.Edge_EDGE_ATTACH:
-			edge = commit.Attach
-		case v1.Edge_EDGE_ALIAS:
-			edge = commit.Alias
-		default:
-			return commit.Value{}, protocol.Errorf(protocol.UnknownEdgeKind, "an edge is attach or alias")
-		}
-		kind, err := kindFromProto(r.Kind)
-		if err != nil {
-			return commit.Value{}, err
-		}
-		id, err := idFromProto(r.Id)
-		if err != nil {
-			return commit.Value{}, err
-		}
-		return commit.RefTo(commit.Reference{Edge: edge, Kind: kind, ID: id}), nil
-	}
-	return commit.Value{}, protocol.Errorf(protocol.MissingValue, "a value sets exactly one kind")
-}
-
-func opToProto(o commit.Op) v1.DeltaType {
-	switch o {
-	case commit.Add:
-		return v1.DeltaType_DELTA_TYPE_ADD
-	case commit.Replace:
-		return v1.DeltaType_DELTA_TYPE_REPLACE
-	case commit.Remove:
-		return v1.DeltaType_DELTA_TYPE_REMOVE
-	}
-	return v1.DeltaType_DELTA_TYPE_UNSPECIFIED
-}
-
-func deltaFromProto(p *v1.Delta) (commit.Delta, error) {
-	var d commit.Delta
-	if p == nil {
-		return d, protocol.Errorf(protocol.InvalidDelta, "a delta is required")
-	}
-	switch p.Type {
-	case v1.DeltaType_DELTA_TYPE_ADD:
-		d.Op = commit.Add
-	case v1.DeltaType_DELTA_TYPE_REPLACE:
-		d.Op = commit.Replace
-	case v1.DeltaType_DELTA_TYPE_REMOVE:
-		d.Op = commit.Remove
-	default:
-		return d, protocol.Errorf(protocol.UnknownDeltaType, "a delta is add, replace or remove")
-	}
-	var err error
-	if d.ID, err = idFromProto(p.Id); err != nil {
-		return d, err
-	}
-	if d.Ref, err = refFromProto(p.Ref); err != nil {
-		return d, err
-	}
-	if d.Op == commit.Remove {
-		if p.Value != nil {
-			return d, protocol.Errorf(protocol.UnexpectedValue, "a remove carries no value")
-		}
-		return d, nil
-	}
-	d.Value, err = valueFromProto(p.Value)
-	return d, err
-}
-
-// pathToProto is nil for nil (no attach path), and a message with no steps
-// for the root's empty path.
-func pathToProto(p []string) *v1.Path {
-	if p == nil {
-		return nil
-	}
-	return &v1.Path{Steps: append([]string(nil), p...)}
-}
-
-func pathFromProto(p *v1.Path) []string {
-	if p == nil {
-		return nil
-	}
-	return append([]string{}, p.Steps...)
 }
 
 // commitToProto is both forms of c; paths may be nil (unknown), else one
@@ -247,12 +38,12 @@ func pathFromProto(p *v1.Path) []string {
 func commitToProto(c commit.Commit, b []byte, paths [][]string) *v1.Commit {
 	out := &v1.Commit{Encoded: b, Tag: c.Tag, Deltas: make([]*v1.Delta, len(c.Deltas))}
 	for i, d := range c.Deltas {
-		pd := &v1.Delta{Type: opToProto(d.Op), Id: idToProto(d.ID), Ref: refToProto(d.Ref)}
+		pd := &v1.Delta{Type: pbconv.OpTo(d.Op), Id: pbconv.IDTo(d.ID), Ref: pbconv.RefTo(d.Ref)}
 		if d.Op != commit.Remove {
-			pd.Value = valueToProto(d.Value)
+			pd.Value = pbconv.ValueTo(d.Value)
 		}
 		if i < len(paths) {
-			pd.Path = pathToProto(paths[i])
+			pd.Path = pbconv.PathTo(paths[i])
 		}
 		out.Deltas[i] = pd
 	}
@@ -281,7 +72,7 @@ func commitFromProto(p *v1.Commit, lim commit.Limits) (commit.Commit, []byte, er
 		c.Tag = append([]byte(nil), p.Tag...)
 	}
 	for i, pd := range p.Deltas {
-		d, err := deltaFromProto(pd)
+		d, err := pbconv.DeltaFrom(pd)
 		if err != nil {
 			return commit.Commit{}, nil, err
 		}
@@ -332,7 +123,7 @@ func stateFromProto(p *v1.DocumentState, lim commit.Limits) (frame.Root, []byte,
 func reasonsToProto(rs []frame.Reason) []*v1.Reason {
 	out := make([]*v1.Reason, len(rs))
 	for i, r := range rs {
-		out[i] = &v1.Reason{Code: r.Code, Message: r.Message, Path: pathToProto(r.Path)}
+		out[i] = &v1.Reason{Code: r.Code, Message: r.Message, Path: pbconv.PathTo(r.Path)}
 	}
 	return out
 }
@@ -345,7 +136,7 @@ func reasonsFromProto(rs []*v1.Reason) ([]frame.Reason, bool) {
 		if r == nil || r.Code == "" {
 			return nil, false
 		}
-		out[i] = frame.Reason{Code: r.Code, Message: r.Message, Path: pathFromProto(r.Path)}
+		out[i] = frame.Reason{Code: r.Code, Message: r.Message, Path: pbconv.PathFrom(r.Path)}
 	}
 	return out, true
 }

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"github.com/weftgate/weftgate/internal/pbconv"
 	"strings"
 	"sync"
 
@@ -244,5 +245,5 @@ func reasonsOfErr(err error) []frame.Reason {
 
 // refusedFromErr is a malformed stream write's refusal.
 func refusedFromErr(e *protocol.Error) *v1.WriteResult {
-	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_REFUSED, Reasons: []*v1.Reason{{Code: string(e.Reason), Message: e.Message, Path: pathToProto(e.Path)}}}
+	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_REFUSED, Reasons: []*v1.Reason{{Code: string(e.Reason), Message: e.Message, Path: pbconv.PathTo(e.Path)}}}
 }

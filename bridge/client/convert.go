@@ -3,186 +3,32 @@ package client
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"net/http"
 	"net/textproto"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/pbconv"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
-	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // Conversions between the generated API and the SDK's types. Reading is
 // strict (a malformed message is an error, never a guess); every error is a
 // *protocol.Error with the reason the proto comments name.
 
-func idFrom(p *v1.Id) (commit.ID, error) {
-	var id commit.ID
-	if len(p.GetValue()) != len(id) {
-		return id, protocol.Errorf(protocol.InvalidID, fmt.Sprintf("an id is 12 bytes, not %d", len(p.GetValue())))
-	}
-	copy(id[:], p.GetValue())
-	return id, nil
-}
-
-func idTo(id commit.ID) *v1.Id { return &v1.Id{Value: bytes.Clone(id[:])} }
-
-func kindFrom(k v1.Kind) (commit.Kind, error) {
-	switch k {
-	case v1.Kind_KIND_OBJECT:
-		return commit.Object, nil
-	case v1.Kind_KIND_ARRAY:
-		return commit.Array, nil
-	case v1.Kind_KIND_MAP:
-		return commit.Map, nil
-	}
-	return 0, protocol.Errorf(protocol.UnknownRefKind, fmt.Sprintf("kind %v is not an observable kind", k))
-}
-
-func kindTo(k commit.Kind) v1.Kind {
-	switch k {
-	case commit.Object:
-		return v1.Kind_KIND_OBJECT
-	case commit.Array:
-		return v1.Kind_KIND_ARRAY
-	case commit.Map:
-		return v1.Kind_KIND_MAP
-	}
-	return v1.Kind_KIND_UNSPECIFIED
-}
-
 func rootFrom(p *v1.Root) (Root, error) {
 	if p == nil {
 		return Root{}, protocol.Errorf(protocol.InvalidCommit, "a root is required")
 	}
-	id, err := idFrom(p.GetId())
+	id, err := pbconv.IDFrom(p.GetId())
 	if err != nil {
 		return Root{}, err
 	}
-	k, err := kindFrom(p.GetKind())
+	k, err := pbconv.KindFrom(p.GetKind())
 	return Root{ID: id, Kind: k}, err
 }
 
-func rootTo(r Root) *v1.Root { return &v1.Root{Id: idTo(r.ID), Kind: kindTo(r.Kind)} }
-
-func refFrom(p *v1.Ref) (commit.Ref, error) {
-	switch k := p.GetKey().(type) {
-	case *v1.Ref_ObjectKey:
-		return commit.ObjectKey(k.ObjectKey), nil
-	case *v1.Ref_ArrayPosition:
-		return commit.ArrayKey(k.ArrayPosition), nil
-	case *v1.Ref_MapKey:
-		id, err := idFrom(k.MapKey)
-		return commit.MapKey(id), err
-	}
-	return commit.Ref{}, protocol.Errorf(protocol.InvalidRef, "a ref sets exactly one key")
-}
-
-func valueFrom(p *v1.Value) (commit.Value, error) {
-	switch k := p.GetKind().(type) {
-	case *v1.Value_NullValue:
-		return commit.NullValue(), nil
-	case *v1.Value_BoolValue:
-		return commit.BoolValue(k.BoolValue), nil
-	case *v1.Value_IntValue:
-		return commit.IntValue(k.IntValue), nil
-	case *v1.Value_FloatValue:
-		if math.IsNaN(k.FloatValue) || math.IsInf(k.FloatValue, 0) {
-			return commit.Value{}, protocol.Errorf(protocol.NonFiniteFloat, "a float is finite")
-		}
-		return commit.Value{Type: commit.Float, Float: k.FloatValue}, nil
-	case *v1.Value_TextValue:
-		return commit.TextValue(k.TextValue), nil
-	case *v1.Value_BytesValue:
-		return commit.BytesValue(k.BytesValue), nil
-	case *v1.Value_Reference:
-		r := k.Reference
-		var edge commit.Edge
-		switch r.GetEdge() {
-		case v1.Edge_EDGE_ATTACH:
-			edge = commit.Attach
-		case v1.Edge_EDGE_ALIAS:
-			edge = commit.Alias
-		default:
-			return commit.Value{}, protocol.Errorf(protocol.UnknownEdgeKind, fmt.Sprintf("edge %v is not an edge", r.GetEdge()))
-		}
-		kind, err := kindFrom(r.GetKind())
-		if err != nil {
-			return commit.Value{}, err
-		}
-		id, err := idFrom(r.GetId())
-		return commit.RefTo(commit.Reference{Edge: edge, Kind: kind, ID: id}), err
-	}
-	return commit.Value{}, protocol.Errorf(protocol.MissingValue, "a value sets exactly one kind")
-}
-
-func valueTo(v commit.Value) *v1.Value {
-	switch v.Type {
-	case commit.Bool:
-		return &v1.Value{Kind: &v1.Value_BoolValue{BoolValue: v.Bool}}
-	case commit.Int:
-		return &v1.Value{Kind: &v1.Value_IntValue{IntValue: v.Int}}
-	case commit.Float:
-		return &v1.Value{Kind: &v1.Value_FloatValue{FloatValue: v.Float}}
-	case commit.Text:
-		return &v1.Value{Kind: &v1.Value_TextValue{TextValue: v.Str}}
-	case commit.Bytes:
-		return &v1.Value{Kind: &v1.Value_BytesValue{BytesValue: []byte(v.Str)}}
-	case commit.RefValue:
-		edge := v1.Edge_EDGE_ATTACH
-		if v.Ref.Edge == commit.Alias {
-			edge = v1.Edge_EDGE_ALIAS
-		}
-		return &v1.Value{Kind: &v1.Value_Reference{Reference: &v1.Reference{Edge: edge, Kind: kindTo(v.Ref.Kind), Id: idTo(v.Ref.ID)}}}
-	}
-	return &v1.Value{Kind: &v1.Value_NullValue{NullValue: structpb.NullValue_NULL_VALUE}}
-}
-
-func deltaFrom(p *v1.Delta) (commit.Delta, error) {
-	var d commit.Delta
-	switch p.GetType() {
-	case v1.DeltaType_DELTA_TYPE_ADD:
-		d.Op = commit.Add
-	case v1.DeltaType_DELTA_TYPE_REPLACE:
-		d.Op = commit.Replace
-	case v1.DeltaType_DELTA_TYPE_REMOVE:
-		d.Op = commit.Remove
-	default:
-		return d, protocol.Errorf(protocol.UnknownDeltaType, fmt.Sprintf("delta type %v", p.GetType()))
-	}
-	var err error
-	if d.ID, err = idFrom(p.GetId()); err != nil {
-		return d, err
-	}
-	if d.Ref, err = refFrom(p.GetRef()); err != nil {
-		return d, err
-	}
-	switch {
-	case d.Op == commit.Remove && p.GetValue() != nil:
-		return d, protocol.Errorf(protocol.UnexpectedValue, "a remove carries no value")
-	case d.Op != commit.Remove:
-		if d.Value, err = valueFrom(p.GetValue()); err != nil {
-			return d, err
-		}
-	}
-	return d, nil
-}
-
-// pathFrom keeps "no path" (nil) apart from the root's path (empty).
-func pathFrom(p *v1.Path) []string {
-	if p == nil {
-		return nil
-	}
-	return append([]string{}, p.GetSteps()...)
-}
-
-func pathTo(p []string) *v1.Path {
-	if p == nil {
-		return nil
-	}
-	return &v1.Path{Steps: p}
-}
+func rootTo(r Root) *v1.Root { return &v1.Root{Id: pbconv.IDTo(r.ID), Kind: pbconv.KindTo(r.Kind)} }
 
 // commitFrom reads a commit from its bytes when it has them, else from its
 // typed deltas (encoding them canonically), within l.
@@ -193,7 +39,7 @@ func commitFrom(p *v1.Commit, l commit.Limits) (commit.Commit, []byte, error) {
 	}
 	c := commit.Commit{Deltas: make([]commit.Delta, len(p.GetDeltas()))}
 	for i, pd := range p.GetDeltas() {
-		d, err := deltaFrom(pd)
+		d, err := pbconv.DeltaFrom(pd)
 		if err != nil {
 			return commit.Commit{}, nil, err
 		}
@@ -232,14 +78,14 @@ func viewFrom(p *v1.Commit, l commit.Limits) (CommitView, error) {
 	}
 	v.Paths = make([][]string, len(pds))
 	for i, pd := range pds {
-		d, err := deltaFrom(pd)
+		d, err := pbconv.DeltaFrom(pd)
 		if err != nil {
 			return CommitView{}, err
 		}
 		if d != c.Deltas[i] {
 			return CommitView{}, protocol.Errorf(protocol.InvalidCommit, fmt.Sprintf("delta %d of the typed view differs from the bytes", i))
 		}
-		v.Paths[i] = pathFrom(pd.GetPath())
+		v.Paths[i] = pbconv.PathFrom(pd.GetPath())
 	}
 	return v, nil
 }
@@ -281,7 +127,7 @@ func reasonsFrom(ps []*v1.Reason) []Reason {
 	}
 	out := make([]Reason, len(ps))
 	for i, p := range ps {
-		out[i] = Reason{Code: p.GetCode(), Message: p.GetMessage(), Path: pathFrom(p.GetPath())}
+		out[i] = Reason{Code: p.GetCode(), Message: p.GetMessage(), Path: pbconv.PathFrom(p.GetPath())}
 	}
 	return out
 }
@@ -294,7 +140,7 @@ func reasonsTo(rs []Reason) ([]*v1.Reason, error) {
 		if r.Code == "" {
 			return nil, fmt.Errorf("reason %d has no code", i)
 		}
-		out[i] = &v1.Reason{Code: r.Code, Message: r.Message, Path: pathTo(r.Path)}
+		out[i] = &v1.Reason{Code: r.Code, Message: r.Message, Path: pbconv.PathTo(r.Path)}
 	}
 	return out, nil
 }
