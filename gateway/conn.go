@@ -3,14 +3,17 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
+	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -198,6 +201,11 @@ func (c *conn) readLoop() {
 			return
 		}
 		if typ == websocket.MessageText {
+			if !utf8.Valid(data) {
+				// RFC 6455 section 8.1: text is UTF-8, or the socket fails.
+				c.end(&endReason{status: websocket.StatusInvalidFramePayloadData})
+				return
+			}
 			if err := c.calls.Handle(data); errors.Is(err, requests.ErrViolation) {
 				c.end(&endReason{status: websocket.StatusUnsupportedData})
 				return
@@ -386,6 +394,11 @@ func (c *conn) events(credit *frameCredit) {
 func (c *conn) peerOpened(e link.PeerOpened) {
 	if c.topics[e.Name] != nil {
 		return // the link pairs it with the share already under way
+	}
+	if len(e.Name) == 0 || len(e.Name) > store.MaxNameBytes {
+		// Refused before any hub, store or log sees the name.
+		c.link.DeclineWith(e.Name, ReasonBadName, fmt.Sprintf("a document name is 1 to %d bytes", store.MaxNameBytes))
+		return
 	}
 	h := c.srv.reg.acquire(e.Name)
 	if h == nil {

@@ -23,6 +23,9 @@ const (
 	// ReasonTooManyDocuments answers an open when the gateway already holds
 	// MaxDocuments in memory (or is shutting down). Retry later.
 	ReasonTooManyDocuments protocol.Reason = "too-many-documents"
+	// ReasonBadName answers an open whose document name the gateway cannot
+	// hold: empty or longer than MaxNameBytes. Use a shorter name.
+	ReasonBadName protocol.Reason = "bad-name"
 	// ReasonInternal refuses a commit the gateway failed on; a defect.
 	ReasonInternal protocol.Reason = "internal"
 )
