@@ -688,15 +688,10 @@ func TestStateRequestFloodWithoutReading(t *testing.T) {
 	waitForLinks(t, ts.Server, "big", 1)
 }
 
-// reasonBadName is the fault the gateway should answer a name it cannot
-// hold with (see the report of issue 8: today such a name is answered
-// store-unavailable, which tells the peer to retry what can never work).
-const reasonBadName = "bad-name"
-
 // A name that is not UTF-8 is not a text value: the link ends without a
-// word. A name longer than the store holds is answered on its topic with a
-// named, short fault and the link carries on; a name larger than a message
-// closes the socket with 1009.
+// word. A name the store cannot hold (empty, or longer than MaxNameBytes)
+// is answered on its topic with a named, short fault and the link carries
+// on; a name larger than a message closes the socket with 1009.
 func TestHostileNames(t *testing.T) {
 	logs := &syncBuffer{}
 	ts := startGateway(t, gateway.Config{Logger: jsonLogger(logs)})
@@ -712,12 +707,12 @@ func TestHostileNames(t *testing.T) {
 	if _, err := owner.Share(ctxT(t), longest, newDoc()); err != nil {
 		t.Fatalf("a %d-byte name: %v", len(longest), err)
 	}
-	for _, size := range []int{store.MaxNameBytes + 1, 1<<20 - 64} {
+	for _, size := range []int{0, store.MaxNameBytes + 1, 1<<20 - 64} {
 		r := dialRaw(t, ts.url)
 		r.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: strings.Repeat("n", size), Root: rootOf()})
 		f := r.next()
-		if f.Kind != frame.Fault || f.Topic != 1 || f.Reason != reasonBadName {
-			t.Errorf("a %d-byte name: got %v topic %d %q (%.80s), want fault %s on topic 1", size, f.Kind, f.Topic, f.Reason, f.Message, reasonBadName)
+		if f.Kind != frame.Fault || f.Topic != 1 || f.Reason != string(gateway.ReasonBadName) {
+			t.Errorf("a %d-byte name: got %v topic %d %q (%.80s), want fault %s on topic 1", size, f.Kind, f.Topic, f.Reason, f.Message, gateway.ReasonBadName)
 		}
 		if len(f.Message) > 256 {
 			t.Errorf("a %d-byte name is answered with a %d-byte message", size, len(f.Message))
@@ -755,9 +750,12 @@ func TestOversizeMessagesClose1009(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := dialRaw(t, ts.url)
-			// 0xff is a break code outside an indefinite item: never a
-			// frame, never JSON.
+			// 0xff is a break code outside an indefinite item, never a
+			// frame; x is UTF-8 and never JSON.
 			msg := bytesOf(0xff, c.size)
+			if c.typ == websocket.MessageText {
+				msg = bytesOf('x', c.size)
+			}
 			n := allocated(func() {
 				// The gateway may close before the last byte is written.
 				r.ws.Write(ctxT(t), c.typ, msg)
