@@ -22,7 +22,7 @@ const lockWait = time.Second
 
 // Bolt is the embedded, crash-safe Store on one bbolt file. One writer
 // goroutine owns every write transaction and commits whatever requests are
-// queued as one transaction with one sync (group commit). Appends land in a
+// queued as one transaction (group commit). Appends land in a
 // write-ahead bucket (a few sequential pages per commit) and are folded into
 // the per-document log in bulk at checkpoints, so a commit's cost does not
 // grow with the number of documents in it.
@@ -192,6 +192,8 @@ func (s *Bolt) Healthy(ctx context.Context) error {
 	return <-r.done
 }
 
+// Close waits for the commit in progress, so on a disk that never answers
+// it waits too; bbolt has no way to abandon a sync.
 func (s *Bolt) Close() error {
 	s.gate.Lock()
 	if s.closed {

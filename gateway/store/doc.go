@@ -4,11 +4,19 @@
 //
 // Two implementations share one interface, Store: Open, an embedded
 // crash-safe store on one bbolt file with group commit (many concurrent
-// appends share one transaction and one sync), and NewMemory, for tests and
+// appends share one transaction and its syncs), and NewMemory, for tests and
 // diskless runs. Both keep a document as a snapshot (its whole state at a
 // cursor, which also fixes its root) plus the records after it, and retain
 // Options.Retain records behind the newest snapshot for subscribers that
 // resume.
+//
+// Durability: Append returns nil only once its records are synced, and a
+// reopen after a crash gives every such record. A failing disk (full, I/O
+// errors) makes writes fail with store-unavailable while reads go on; a
+// probe write, periodic or prompted by Healthy, lets writes resume. The
+// on-disk layout (a write-ahead bucket folded at checkpoints into
+// per-document chunks) is described in encoding.go, the choice of bbolt in
+// docs/decisions/001-embedded-store.md.
 //
 // The store knows nothing of sockets, links or the document model: commits
 // and states are opaque bytes. It does not decode, validate or apply them,

@@ -59,8 +59,9 @@ type Options struct {
 	CheckpointRecords int
 	CheckpointBytes   int
 
-	// MaxFileBytes caps the database file (0 means no cap). Reaching it is
-	// ErrUnavailable, as a full disk would be.
+	// MaxFileBytes caps the pages the database uses (0 means no cap).
+	// Reaching it is ErrUnavailable, as a full disk would be. The file
+	// itself may run up to bbolt's 16 MiB growth step past it.
 	MaxFileBytes int
 	// MmapBytes is the initial memory map size; readers never block the
 	// writer while the file fits in it.

@@ -9,8 +9,8 @@ import (
 )
 
 // writer is the one goroutine that writes the bbolt file. Each batch of
-// queued requests becomes one transaction and one sync; callers learn their
-// outcome only after it commits.
+// queued requests becomes one transaction (bbolt syncs twice per commit:
+// pages, then meta); callers learn their outcome only after it commits.
 type writer struct {
 	s     *Bolt
 	opts  Options
