@@ -35,15 +35,6 @@ func verdictOf(t *testing.T, ch <-chan gateway.Verdict) gateway.Verdict {
 	return gateway.Verdict{}
 }
 
-func noVerdict(t *testing.T, ch <-chan gateway.Verdict) {
-	t.Helper()
-	select {
-	case v := <-ch:
-		t.Fatalf("verdict %+v before any answer", v)
-	default:
-	}
-}
-
 func code(v gateway.Verdict) string {
 	if v.Accepted() {
 		return ""

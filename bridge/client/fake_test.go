@@ -2,8 +2,6 @@ package client_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -448,5 +446,3 @@ func wait[T any](t testing.TB, ch <-chan T, what string) T {
 }
 
 var errUnavailable = status.Error(codes.Unavailable, "fake gateway going away")
-
-func isEOF(err error) bool { return errors.Is(err, io.EOF) }
