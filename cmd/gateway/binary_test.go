@@ -302,6 +302,9 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/metrics: %d", code)
 	}
+	if rpc := `grpc_server_handled_total{grpc_code="OK",grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"} 1`; !strings.Contains(metrics, rpc) {
+		t.Errorf("/metrics lacks the gRPC call metrics: want %s", rpc)
+	}
 	for series, want := range map[string]string{
 		"weftgate_connections":              "2",
 		"weftgate_connections_total":        "2",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"log/slog"
 	"net"
 	"time"
@@ -36,12 +37,16 @@ func (s *settings) bridge(st store.Store, log *slog.Logger) *bridge.Server {
 // serveBridge serves the bridge's gRPC API on l until ctx ends, then closes
 // the authority streams and stops gracefully, forcing the stop after a
 // second.
-func serveBridge(ctx context.Context, l net.Listener, b *bridge.Server, tlsCfg *tls.Config) error {
-	var opts []grpc.ServerOption
+func serveBridge(ctx context.Context, l net.Listener, b *bridge.Server, tlsCfg *tls.Config, rpc *grpcprom.ServerMetrics) error {
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(rpc.UnaryServerInterceptor()),
+		grpc.ChainStreamInterceptor(rpc.StreamServerInterceptor()),
+	}
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	g := b.NewGRPCServer(opts...)
+	rpc.InitializeMetrics(g)
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(l) }()
 	select {

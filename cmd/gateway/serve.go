@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"log/slog"
 	"net"
 	"net/http"
@@ -38,6 +39,7 @@ type app struct {
 	store    store.Store // the store itself, for Healthy and Close
 	gw       *gateway.Server
 	bridge   *bridge.Server
+	rpc      *grpcprom.ServerMetrics // gRPC calls, by service, method and code
 	reg      *prometheus.Registry
 	health   *storeHealth
 	draining atomic.Bool
@@ -101,6 +103,8 @@ func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 	a.bridge.Attach(gw)
 	a.gw = gw
 	a.reg = newRegistry(gw, a.health, obs)
+	a.rpc = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	a.reg.MustRegister(a.rpc)
 	return a, nil
 }
 
@@ -249,7 +253,7 @@ func (a *app) run(ctx context.Context, ls *listeners, stopSignals func()) error 
 }
 
 func (a *app) serveGRPC(ctx context.Context, l net.Listener) error {
-	return serveBridge(ctx, l, a.bridge, a.res.grpcTLS)
+	return serveBridge(ctx, l, a.bridge, a.res.grpcTLS, a.rpc)
 }
 
 // drain follows the gateway's shutdown order within -drain-timeout: stop
