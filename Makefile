@@ -30,7 +30,12 @@ TOOLS_BIN := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 
-.PHONY: build run lint
+.PHONY: build run lint load
+# The load tool's standard scenario: an in-process gateway, 200 peers on 20
+# documents, one writer each at 100 commits/s, for 20 s.
+load:
+	$(GO) run ./cmd/weftload -inprocess -peers 200 -docs 20 -writers 1 -rate 100 -duration 20s
+
 # A static binary, version stamped: what the Dockerfile builds too.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' -o $(BIN) ./cmd/gateway
