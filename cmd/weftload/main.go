@@ -158,9 +158,10 @@ func run(ctx context.Context, o options, progress *os.File) (*result, error) {
 	t0 := time.Now()
 	writers.Wait()
 	res.Seconds = time.Since(t0).Seconds()
+	// Every commit reaches every other peer on its document.
 	var want int64
 	for k, ds := range docs {
-		want += sentBy[k].Load() * int64(len(ds)-o.writers)
+		want += sentBy[k].Load() * int64(len(ds)-1)
 	}
 	grace := time.Now().Add(10 * time.Second)
 	for st.delivered.Load() < want && time.Now().Before(grace) {
@@ -229,11 +230,9 @@ func (s *stats) write(ctx context.Context, d *peer.Doc, o options, j int, sent *
 		defer t.Stop()
 		tick = t.C
 	}
-	go func() { // count refusals of our own commits
+	go func() { // writers see the other writers' commits, and refusals of theirs
 		for ev := range d.Events() {
-			if r, ok := ev.(peer.Refused); ok && r.Mine {
-				s.refused.Add(1)
-			}
+			s.observe(ev)
 		}
 	}()
 	for i := 0; ; i++ {
@@ -271,19 +270,27 @@ func (s *stats) watch(ctx context.Context, d *peer.Doc) {
 				s.fail("ended: " + fmt.Sprint(d.Err()))
 				return
 			}
-			a, ok := ev.(peer.Applied)
-			if !ok {
-				continue
-			}
-			now := time.Now().UnixNano()
-			for _, dl := range a.Commit.Deltas {
-				var sent int64
-				if _, err := fmt.Sscanf(dl.Value.Str, "%d", &sent); err == nil {
-					s.sample(time.Duration(now - sent))
-				}
-			}
-			s.delivered.Add(1)
+			s.observe(ev)
 		}
+	}
+}
+
+// observe counts a delivery and its latency, or a refusal of our own.
+func (s *stats) observe(ev peer.Event) {
+	switch e := ev.(type) {
+	case peer.Refused:
+		if e.Mine {
+			s.refused.Add(1)
+		}
+	case peer.Applied:
+		now := time.Now().UnixNano()
+		for _, dl := range e.Commit.Deltas {
+			var sent int64
+			if _, err := fmt.Sscanf(dl.Value.Str, "%d", &sent); err == nil {
+				s.sample(time.Duration(now - sent))
+			}
+		}
+		s.delivered.Add(1)
 	}
 }
 
