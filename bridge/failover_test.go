@@ -94,6 +94,9 @@ func TestCutStreamClosedRefusesWithoutClaimant(t *testing.T) {
 	allowOpens(t, e)
 	only := openBackend(t, e, "only", 0)
 	only.mustClaim(1, prefix(""), 0, kAccept)
+	if b := backendNamed(e.b, "only"); b.State != "connected" || b.Claims != 1 {
+		t.Fatalf("backend %+v, want connected with one claim", b)
+	}
 	const n = 6
 	d, seqs, start := holdCommits(t, e, only, n)
 	only.cut()
@@ -102,6 +105,10 @@ func TestCutStreamClosedRefusesWithoutClaimant(t *testing.T) {
 		if r.Seq != want || len(r.Reasons) != 1 || r.Reasons[0].Code != string(bridge.ReasonAuthorityTimeout) {
 			t.Fatalf("refused %+v, want seq %d authority-timeout", r, want)
 		}
+	}
+	// The status of a backend whose stream was cut says so.
+	if b := backendNamed(e.b, "only"); b.State != "disconnected" || b.ConsecutiveFailures < 1 || b.LastError == "" {
+		t.Fatalf("backend %+v, want disconnected with its failure", b)
 	}
 	if got := cursorOf(t, e.gw, "doc"); got != start {
 		t.Fatalf("cursor %d, want %d: nothing applied", got, start)
@@ -132,4 +139,13 @@ func TestCutStreamOpenAppliesEachOnce(t *testing.T) {
 		t.Fatalf("keys %v, want %d", keys, n)
 	}
 	_ = context.Background
+}
+
+func backendNamed(b *bridge.Server, name string) bridge.BackendStatus {
+	for _, s := range b.Backends() {
+		if s.Backend == name {
+			return s
+		}
+	}
+	return bridge.BackendStatus{}
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,7 @@ type router struct {
 	claims  []*claim // in grant order, oldest first
 	streams map[uint64]*stream
 	perDoc  map[string]int
+	health  map[string]*backendHealth // by backend name, bounded
 }
 
 func newRouter(cfg *Config, stats *Stats) *router {
@@ -317,6 +319,7 @@ func (r *router) expire(a *ask, st *stream, qid, gen uint64) {
 		return
 	}
 	r.stats.TimedOut.Add(1)
+	r.failed(st.backend, "a question timed out")
 	r.detach(a, v1.WithdrawReason_WITHDRAW_REASON_TIMEOUT)
 	fb, final := r.place(a)
 	if final {
@@ -353,6 +356,7 @@ func (r *router) answer(st *stream, ans *v1.Answer) {
 	}
 	r.detach(a, 0)
 	r.finish(a)
+	r.healthOf(st.backend).failures = 0
 	r.mu.Unlock()
 	r.stats.Answered.Add(1)
 	a.answered(ans)
@@ -377,6 +381,7 @@ func (r *router) addStream(st *stream) bool {
 		return false
 	}
 	r.streams[st.id] = st
+	r.healthOf(st.backend).streams++
 	return true
 }
 
@@ -389,6 +394,25 @@ func (r *router) streamGone(st *stream) {
 	}
 	st.gone = true
 	delete(r.streams, st.id)
+	h := r.healthOf(st.backend)
+	h.streams--
+	h.goneAt = time.Now()
+	// A stream that ends on an error, or with questions unanswered, failed;
+	// a backend that closes cleanly with nothing outstanding did not.
+	var why string
+	select {
+	case <-st.killed:
+		if st.killErr != nil {
+			why = "the stream ended: " + st.killErr.Error()
+		}
+	default:
+	}
+	if why == "" && len(st.asks) > 0 {
+		why = fmt.Sprintf("the stream ended with %d questions unanswered", len(st.asks))
+	}
+	if why != "" && !r.closed {
+		r.failed(st.backend, why)
+	}
 	r.claims = slices.DeleteFunc(r.claims, func(c *claim) bool { return c.st == st })
 	st.claims = map[uint64]*claim{}
 	asks := make([]*ask, 0, len(st.asks))

@@ -36,8 +36,8 @@ type storeStatus struct {
 
 // authorityStatus: the gRPC bridge judges every document, through the
 // backends that claim it or its fallback policy. StreamsOpen and the
-// question counters come from the bridge's router; Streams is per stream
-// detail, which the bridge does not report yet.
+// question counters come from the bridge's router; Streams has one entry
+// per backend: its state, last error and consecutive failures.
 type authorityStatus struct {
 	Kind        string         `json:"kind"`
 	ReadOnly    bool           `json:"read_only"`
@@ -171,6 +171,10 @@ func (a *app) authorityStatus() authorityStatus {
 		st.StreamsOpen = b.StreamsOpen.Load()
 		st.Asked, st.Reasked, st.TimedOut = b.Asked.Load(), b.Reasked.Load(), b.TimedOut.Load()
 		st.FellBack, st.Ignored = b.FellBack.Load(), b.Ignored.Load()
+		for _, bs := range a.bridge.Backends() {
+			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State,
+				LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})
+		}
 	}
 	return st
 }
