@@ -15,11 +15,14 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 FUZZTIME ?= 10s
+# Short minimisation: a new input found near the end of a short run must not
+# outlive -fuzztime (the run then fails with "context deadline exceeded").
+FUZZMIN ?= 50x
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  list=$$($(GO) test -list '^Fuzz' $$pkg) || { echo "$$list"; exit 1; }; \
 	  for f in $$(echo "$$list" | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN) $$pkg || exit 1; \
 	  done; \
 	done
 
