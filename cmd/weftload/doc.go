@@ -1,10 +1,23 @@
 // Command weftload loads a weftgate gateway the way its users do: N Go aweft
-// peers over real WebSockets on M documents, W of them writing per document
-// at a rate (or as fast as they can), the rest watching. Each commit carries
-// the time it was made, so watchers measure commit-to-delivery latency. It
-// runs for a bounded time, prints a table (or JSON) and exits.
+// peers (package peer) over real WebSockets on M documents, W of them
+// writing per document at a rate or as fast as they can, the rest
+// watching. Commits are small field edits, array inserts or large values
+// (-shape). Each carries the time it was made and its writer, so every
+// other member measures commit-to-delivery latency into an HDR-style
+// histogram, and one member per writer hands its credit back: a writer has
+// at most -window commits on their way, so an overloaded gateway slows the
+// writers (counted as window waits) instead of ending their links.
 //
-// It targets loopback only unless -allow-remote is given: load is a test of
-// this machine's own gateway, never of someone else's. With -inprocess it
-// starts a gateway in the same process, so heap per link is measured too.
+// It prints commits sent, applied, refused, delivered, deliveries per
+// second, latency p50 to max, connection set-up rate, the gateway's heap
+// and RSS per link (from its /metrics, or from this process with
+// -inprocess, where the peers are counted too) and errors by kind, as a
+// table or JSON, with a progress line a second on stderr. With -authority
+// an SDK backend (bridge/client) claims the documents and accepts every
+// commit, so each one pays a gRPC verdict.
+//
+// It runs for -duration and exits by itself. It targets loopback only
+// unless -allow-remote is given: this workplace forbids load off the
+// machine, and load sent to someone else's gateway is an attack. It does
+// not start cmd/gateway, retry failed links, or judge the figures.
 package main

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
+	"io"
 	"testing"
 	"time"
 
@@ -11,34 +11,96 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// A short in-process run delivers every commit to every watcher.
+func short(shape string) options {
+	return options{inprocess: true, peers: 12, docs: 3, writers: 2, rate: 200, window: 16, dialers: 4,
+		duration: 300 * time.Millisecond, shape: shape}
+}
+
+// A short in-process run of each shape delivers every commit to every
+// other member of its document, and measures its latency.
 func TestRunDeliversEverything(t *testing.T) {
-	res, err := run(context.Background(), options{inprocess: true, peers: 12, docs: 3, writers: 1, rate: 200, duration: 300 * time.Millisecond, size: 8}, os.Stderr)
+	for _, shape := range []string{shapeField, shapeInsert, shapeLarge} {
+		t.Run(shape, func(t *testing.T) {
+			res, err := run(context.Background(), short(shape), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent == 0 || res.Refused != 0 || len(res.Errors) != 0 {
+				t.Fatalf("result %+v", res)
+			}
+			// 4 members per document: each commit reaches the other 3.
+			if res.Delivered != res.Sent*3 || res.Expected != res.Delivered {
+				t.Fatalf("%d deliveries for %d commits, want %d", res.Delivered, res.Sent, res.Sent*3)
+			}
+			if res.P50ms <= 0 || res.MaxMs < res.P99ms || res.P99ms < res.P50ms {
+				t.Fatalf("latencies %+v", res)
+			}
+			if res.Gateway == nil || res.Gateway.Links != 12 || res.HeapPerLinkB <= 0 || !res.HeapIncludesPeers {
+				t.Fatalf("gauges %+v, heap per link %v", res.Gateway, res.HeapPerLinkB)
+			}
+		})
+	}
+}
+
+// As fast as possible, the window keeps the links alive: nothing is
+// refused, nothing ends, every commit is delivered.
+func TestRunAsFastAsPossible(t *testing.T) {
+	o := short(shapeField)
+	o.rate = 0
+	res, err := run(context.Background(), o, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Sent == 0 || res.Refused != 0 || len(res.Errors) != 0 {
+	if res.Sent < 100 || res.Delivered != res.Sent*3 || len(res.Errors) != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	// 3 writers, 3 watchers each: every commit reaches 3 watchers.
-	if res.Delivered != res.Sent*3 {
-		t.Fatalf("%d deliveries for %d commits, want %d", res.Delivered, res.Sent, res.Sent*3)
+}
+
+// With an SDK backend in the loop every commit is judged by it.
+func TestRunWithAuthority(t *testing.T) {
+	o := short(shapeField)
+	o.authority = true
+	res, err := run(context.Background(), o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res.P50ms <= 0 || res.MaxMs < res.P99ms {
-		t.Fatalf("latencies %+v", res)
+	if res.Sent == 0 || res.Delivered != res.Sent*3 || len(res.Errors) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if res.Verdicts != res.Sent {
+		t.Fatalf("%d verdicts for %d commits", res.Verdicts, res.Sent)
+	}
+}
+
+func TestOptionsRefused(t *testing.T) {
+	for name, change := range map[string]func(*options){
+		"one peer per document": func(o *options) { o.peers = 3 },
+		"more writers":          func(o *options) { o.writers = 5 },
+		"no duration":           func(o *options) { o.duration = 0 },
+		"shape":                 func(o *options) { o.shape = "round" },
+		"window":                func(o *options) { o.window = 0 },
+		"remote":                func(o *options) { o.inprocess, o.url = false, "ws://192.0.2.1/" },
+	} {
+		o := short(shapeField)
+		change(&o)
+		if _, err := run(context.Background(), o, io.Discard); err == nil {
+			t.Errorf("%s: ran", name)
+		}
 	}
 }
 
 func TestLoopbackOnly(t *testing.T) {
-	for _, u := range []string{"ws://127.0.0.1:8080/", "ws://localhost/", "ws://[::1]:9/"} {
-		if err := loopbackOnly(u, false); err != nil {
+	for _, u := range []string{"ws://127.0.0.1:8080/", "ws://localhost/", "ws://[::1]:9/", "127.0.0.1:9090", "localhost:9090"} {
+		if err := loopbackOnly("-url", u, false); err != nil {
 			t.Errorf("%s: %v", u, err)
 		}
 	}
-	if err := loopbackOnly("ws://192.0.2.1/", false); err == nil {
-		t.Error("a remote address was allowed")
+	for _, u := range []string{"ws://192.0.2.1/", "example.com:9090", "ws://example.com/"} {
+		if err := loopbackOnly("-url", u, false); err == nil {
+			t.Errorf("%s was allowed", u)
+		}
 	}
-	if err := loopbackOnly("ws://192.0.2.1/", true); err != nil {
+	if err := loopbackOnly("-url", "ws://192.0.2.1/", true); err != nil {
 		t.Errorf("-allow-remote: %v", err)
 	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway"
+)
+
+// Gauges read from the gateway's /metrics (cmd/gateway serves it on the
+// WebSocket listener unless -admin-addr moves it).
+const (
+	metricRSS   = "process_resident_memory_bytes"
+	metricHeap  = "go_memstats_heap_inuse_bytes"
+	metricConns = "weftgate_connections"
+	// maxMetricsBytes bounds one scrape read.
+	maxMetricsBytes = 8 << 20
+	// scrapeTimeout bounds one scrape.
+	scrapeTimeout = 5 * time.Second
+)
+
+// gauges are the gateway's memory and links at one moment.
+type gauges struct {
+	RSS   float64 `json:"rss_bytes"`
+	Heap  float64 `json:"heap_inuse_bytes"`
+	Links float64 `json:"links"`
+}
+
+// metricsURL is where a gateway at the WebSocket url ws serves /metrics.
+func metricsURL(ws string) (string, error) {
+	u, err := url.Parse(ws)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "ws":
+		u.Scheme = "http"
+	case "wss":
+		u.Scheme = "https"
+	}
+	u.Path, u.RawQuery = "/metrics", ""
+	return u.String(), nil
+}
+
+// scrape reads the gauges from a Prometheus text page.
+func scrape(ctx context.Context, at string) (gauges, error) {
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, at, nil)
+	if err != nil {
+		return gauges{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return gauges{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return gauges{}, fmt.Errorf("%s: %s", at, resp.Status)
+	}
+	return parseGauges(io.LimitReader(resp.Body, maxMetricsBytes))
+}
+
+func parseGauges(r io.Reader) (gauges, error) {
+	var g gauges
+	found := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") {
+			continue
+		}
+		var dst *float64
+		switch name {
+		case metricRSS:
+			dst = &g.RSS
+		case metricHeap:
+			dst = &g.Heap
+		case metricConns:
+			dst = &g.Links
+		default:
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+		if err != nil {
+			return g, fmt.Errorf("%s: %w", name, err)
+		}
+		*dst = f
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return g, err
+	}
+	if found == 0 {
+		return g, fmt.Errorf("none of %s, %s, %s on the page", metricRSS, metricHeap, metricConns)
+	}
+	return g, nil
+}
+
+// inProcessGauges reads this process's heap after a collection, and the
+// gateway's link count. RSS is the process's, peers included.
+func inProcessGauges(s *gateway.Server) gauges {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapInuse), Links: float64(s.Metrics().Connections.Load())}
+}

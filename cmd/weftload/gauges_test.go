@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseGauges(t *testing.T) {
+	page := `# HELP process_resident_memory_bytes Resident memory size in bytes.
+# TYPE process_resident_memory_bytes gauge
+process_resident_memory_bytes 1.2345e+07
+go_memstats_heap_inuse_bytes 4.5e+06
+weftgate_connections 10000
+weftgate_commits_refused_total{reason="x"} 3
+`
+	g, err := parseGauges(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.RSS != 12345000 || g.Heap != 4.5e6 || g.Links != 10000 {
+		t.Fatalf("%+v", g)
+	}
+	if _, err := parseGauges(strings.NewReader("up 1\n")); err == nil {
+		t.Error("a page without the gauges was read")
+	}
+	if _, err := parseGauges(strings.NewReader("weftgate_connections many\n")); err == nil {
+		t.Error("a bad number was read")
+	}
+}
+
+func TestMetricsURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"ws://127.0.0.1:8080/":     "http://127.0.0.1:8080/metrics",
+		"wss://localhost:9/ws?x=1": "https://localhost:9/metrics",
+	} {
+		if got, err := metricsURL(in); err != nil || got != want {
+			t.Errorf("%s: %s %v, want %s", in, got, err, want)
+		}
+	}
+}

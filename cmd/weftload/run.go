@@ -1,0 +1,372 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
+)
+
+// Bounds of a run.
+const (
+	// docPrefix starts every document name the tool uses (and claims).
+	docPrefix = "load:"
+	// drainGrace bounds the wait, once writers stop, for the deliveries
+	// still on their way.
+	drainGrace = 10 * time.Second
+	// dialTimeout bounds one peer's handshake and share or join.
+	dialTimeout = 30 * time.Second
+	// fdsPerLink is what one link costs this process: a socket, and with
+	// -inprocess the gateway's end too.
+	fdsSpare = 64
+)
+
+// options are the flags.
+type options struct {
+	url, metrics, grpc, grpcToken string
+	inprocess, allowRemote        bool
+	authority, jsonOut            bool
+	peers, docs, writers          int
+	size, window, dialers         int
+	rate                          float64
+	duration, settle              time.Duration
+	shape                         string
+}
+
+func (o *options) check() error {
+	switch {
+	case o.docs < 1 || o.writers < 1 || o.duration <= 0:
+		return errors.New("need -docs and -writers of at least 1 and a positive -duration")
+	case o.peers < 2*o.docs || o.peers < o.docs*o.writers:
+		return errors.New("need -peers of at least 2 per document and at least -docs times -writers")
+	case o.rate < 0 || o.window < 1 || o.dialers < 1 || o.size < 0:
+		return errors.New("-rate, -size must not be negative; -window and -dialers at least 1")
+	}
+	switch o.shape {
+	case shapeField, shapeInsert, shapeLarge:
+	default:
+		return fmt.Errorf("-shape %q: want field, insert or large", o.shape)
+	}
+	if o.size == 0 {
+		o.size = defaultSize
+		if o.shape == shapeLarge {
+			o.size = defaultLargeSize
+		}
+	}
+	return nil
+}
+
+// member is one peer's share of one document.
+type member struct {
+	d       *peer.Doc
+	idx     int           // its place on the document: writers first
+	credits chan struct{} // a writer's commits not yet seen by its observer
+}
+
+// run drives one load run and measures it.
+func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	need := uint64(o.peers + fdsSpare)
+	if o.inprocess {
+		need += uint64(o.peers)
+	}
+	if lim := raiseFileLimit(); lim != 0 && lim < need {
+		return nil, fmt.Errorf("the open-file limit is %d; %d links need about %d", lim, o.peers, need)
+	}
+	st := newStats()
+	res := &result{Peers: o.peers, Documents: o.docs, Writers: o.writers, Shape: o.shape, Size: o.size, Rate: o.rate, Authority: o.authority}
+
+	var gw *gateway.Server
+	grpcAddr := o.grpc
+	if o.inprocess {
+		s, url, gaddr, stop, err := startInProcess(o.authority)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		gw, o.url, grpcAddr = s, url, gaddr
+	} else {
+		if err := loopbackOnly("-url", o.url, o.allowRemote); err != nil {
+			return nil, err
+		}
+		if o.authority {
+			if err := loopbackOnly("-grpc", o.grpc, o.allowRemote); err != nil {
+				return nil, err
+			}
+		}
+		if o.metrics == "" {
+			o.metrics, _ = metricsURL(o.url)
+		}
+	}
+	readGauges := func() (gauges, bool) {
+		if gw != nil {
+			return inProcessGauges(gw), true
+		}
+		if o.metrics == "-" {
+			return gauges{}, false
+		}
+		g, err := scrape(ctx, o.metrics)
+		if err != nil {
+			st.fail("metrics", err)
+			return g, false
+		}
+		return g, true
+	}
+	before, haveBefore := readGauges()
+
+	var auth *authority
+	if o.authority {
+		a, err := startAuthority(ctx, grpcAddr, o.grpcToken)
+		if err != nil {
+			return nil, err
+		}
+		defer a.close()
+		auth = a
+	}
+
+	start := time.Now()
+	docs, peers, err := connect(ctx, o, st)
+	defer closeAll(peers, o.dialers)
+	if err != nil {
+		return nil, err
+	}
+	res.ConnectSeconds = time.Since(start).Seconds()
+	res.ConnectPerS = float64(o.peers) / res.ConnectSeconds
+
+	if o.settle > 0 {
+		select {
+		case <-time.After(o.settle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if after, ok := readGauges(); ok {
+		res.Gateway = &after
+		if haveBefore && after.Links > 0 {
+			links := float64(o.peers)
+			res.HeapPerLinkB = (after.Heap - before.Heap) / links
+			res.RSSPerLinkB = (after.RSS - before.RSS) / links
+			res.HeapIncludesPeers = gw != nil
+		}
+	}
+
+	// Observers: each writer's commits are counted off by the next member
+	// of its document, which returns the writer's credit.
+	for _, ms := range docs {
+		for _, m := range ms {
+			go st.observe(m, ms)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	var writers sync.WaitGroup
+	sentBy := make([]atomic.Int64, len(docs))
+	for k, ms := range docs {
+		root, _ := ms[0].d.Root()
+		for _, m := range ms[:o.writers] {
+			writers.Add(1)
+			go func() {
+				defer writers.Done()
+				st.write(wctx, m, newWriter(root, o.shape, m.idx, o.size), o.rate, &sentBy[k])
+			}()
+		}
+	}
+	t0 := time.Now()
+	progressDone := make(chan struct{})
+	go func() { defer close(progressDone); showProgress(wctx, progress, st, auth, t0) }()
+	writers.Wait()
+	res.Seconds = time.Since(t0).Seconds()
+	<-progressDone
+
+	// Every commit reaches every other member of its document.
+	var want int64
+	for k, ms := range docs {
+		want += sentBy[k].Load() * int64(len(ms)-1)
+	}
+	st.waitDelivered(ctx, want, drainGrace)
+	if missing := want - st.delivered.Load(); missing > 0 {
+		st.failN("deliveries-missing", missing)
+	}
+	for _, ms := range docs {
+		for _, m := range ms {
+			if n := m.d.Missed(); n > 0 {
+				st.failN("events-dropped", int64(n))
+			}
+		}
+	}
+	res.fill(st, want)
+	if auth != nil {
+		res.Verdicts = auth.verdicts.Load()
+		res.VerdictsPerS = float64(res.Verdicts) / res.Seconds
+	}
+	return res, nil
+}
+
+// connect dials the peers: one per document shares it, then the rest join,
+// o.dialers at a time.
+func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Peer, error) {
+	peers := make([]*peer.Peer, o.peers)
+	docs := make([][]*member, o.docs)
+	popts := peer.Options{EventBuffer: max(peer.DefaultEventBuffer, 4*o.window*o.writers)}
+	one := func(i int) (*member, error) {
+		cctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		defer cancel()
+		p, err := peer.Dial(cctx, o.url, popts)
+		if err != nil {
+			return nil, fmt.Errorf("peer %d: %w", i, err)
+		}
+		peers[i] = p
+		k := i % o.docs
+		name := docPrefix + strconv.Itoa(k)
+		var d *peer.Doc
+		if i < o.docs {
+			d, err = p.Share(cctx, name, document.New(commit.NewID(), commit.Object, document.Limits{}))
+		} else {
+			d, err = p.Join(cctx, name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("peer %d on %s: %w", i, name, err)
+		}
+		m := &member{d: d, idx: i / o.docs}
+		if m.idx < o.writers {
+			m.credits = make(chan struct{}, o.window)
+		}
+		return m, nil
+	}
+	members := make([]*member, o.peers)
+	for i := range o.docs {
+		m, err := one(i)
+		if err != nil {
+			return nil, peers, err
+		}
+		members[i] = m
+	}
+	var next atomic.Int64
+	next.Store(int64(o.docs))
+	errs := make(chan error, o.dialers)
+	var wg sync.WaitGroup
+	for range o.dialers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= o.peers || ctx.Err() != nil {
+					return
+				}
+				m, err := one(i)
+				if err != nil {
+					errs <- err
+					next.Store(int64(o.peers)) // the others stop too
+					return
+				}
+				members[i] = m
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, peers, err
+	}
+	if ctx.Err() != nil {
+		return nil, peers, ctx.Err()
+	}
+	for i, m := range members {
+		docs[i%o.docs] = append(docs[i%o.docs], m)
+	}
+	return docs, peers, nil
+}
+
+// closeAll closes the peers, n at a time: closing waits for each link's
+// goroutines.
+func closeAll(peers []*peer.Peer, n int) {
+	ch := make(chan *peer.Peer)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range ch {
+				p.Close()
+			}
+		}()
+	}
+	for _, p := range peers {
+		if p != nil {
+			ch <- p
+		}
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// startInProcess starts a gateway on 127.0.0.1:0 in this process, with an
+// in-process gRPC bridge as its authority when asked.
+func startInProcess(withBridge bool) (s *gateway.Server, url, grpcAddr string, stop func(), err error) {
+	cfg := gateway.Config{PingInterval: -1, Admission: gatewayAdmission()}
+	var b *bridge.Server
+	if withBridge {
+		b = bridge.New(bridge.Config{})
+		cfg.Authority, cfg.Calls = b, b
+	}
+	s, err = gateway.New(cfg)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	stopBridge := func() {}
+	if b != nil {
+		b.Attach(s)
+		if grpcAddr, stopBridge, err = serveBridge(b); err != nil {
+			return nil, "", "", nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		stopBridge()
+		return nil, "", "", nil, err
+	}
+	hs := &http.Server{Handler: s}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		hs.Serve(ln)
+	}()
+	stop = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+		hs.Close()
+		<-served
+		stopBridge()
+	}
+	return s, "ws://" + ln.Addr().String() + "/", grpcAddr, stop, nil
+}
+
+// kindOf names an error for the errors table: its protocol reason when it
+// has one.
+func kindOf(err error) string {
+	if r := protocol.ReasonOf(err); r != "" {
+		return string(r)
+	}
+	var he *peer.HandshakeError
+	if errors.As(err, &he) {
+		return "handshake-" + strconv.Itoa(he.StatusCode)
+	}
+	return err.Error()
+}
