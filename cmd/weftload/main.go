@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"time"
 )
 
@@ -28,14 +29,29 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 0, "idle time between connecting and writing (heap per idle link is read after it)")
 	flag.StringVar(&o.shape, "shape", shapeField, "commit shape: field, insert (into an array) or large")
 	flag.IntVar(&o.size, "size", 0, "bytes of text per commit (0: 16, or 64 KiB for large)")
+	flag.StringVar(&o.watch, "watch", watchPeer, "watchers: peer (a full aweft end with a replica) or raw (a bare socket that decodes frames and commits, so the tool costs the host less)")
 	flag.IntVar(&o.dialers, "dialers", 16, "peers connecting at once")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the result as JSON")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (with -inprocess, the gateway's too) to the file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "weftload:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := run(ctx, o, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weftload:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	if o.jsonOut {

@@ -56,6 +56,19 @@ func TestRunAsFastAsPossible(t *testing.T) {
 	}
 }
 
+// Raw watchers count every delivery too, and hand back the writers' credit.
+func TestRunRawWatchers(t *testing.T) {
+	o := short(shapeInsert)
+	o.watch, o.rate = watchRaw, 0
+	res, err := run(context.Background(), o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sent < 100 || res.Delivered != res.Sent*3 || len(res.Errors) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
 // With an SDK backend in the loop every commit is judged by it.
 func TestRunWithAuthority(t *testing.T) {
 	o := short(shapeField)
@@ -79,6 +92,7 @@ func TestOptionsRefused(t *testing.T) {
 		"no duration":           func(o *options) { o.duration = 0 },
 		"shape":                 func(o *options) { o.shape = "round" },
 		"window":                func(o *options) { o.window = 0 },
+		"watch":                 func(o *options) { o.watch = "stare" },
 		"remote":                func(o *options) { o.inprocess, o.url = false, "ws://192.0.2.1/" },
 	} {
 		o := short(shapeField)

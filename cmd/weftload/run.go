@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/peer"
@@ -43,7 +45,7 @@ type options struct {
 	size, window, dialers         int
 	rate                          float64
 	duration, settle              time.Duration
-	shape                         string
+	shape, watch                  string
 }
 
 func (o *options) check() error {
@@ -60,6 +62,13 @@ func (o *options) check() error {
 	default:
 		return fmt.Errorf("-shape %q: want field, insert or large", o.shape)
 	}
+	switch o.watch {
+	case "":
+		o.watch = watchPeer
+	case watchPeer, watchRaw:
+	default:
+		return fmt.Errorf("-watch %q: want peer or raw", o.watch)
+	}
 	if o.size == 0 {
 		o.size = defaultSize
 		if o.shape == shapeLarge {
@@ -71,9 +80,11 @@ func (o *options) check() error {
 
 // member is one peer's share of one document.
 type member struct {
-	d       *peer.Doc
-	idx     int           // its place on the document: writers first
-	credits chan struct{} // a writer's commits not yet seen by its observer
+	d       *peer.Doc       // a peer's; nil for a raw watcher
+	ws      *websocket.Conn // a raw watcher's
+	closing atomic.Bool     // the raw socket is being closed by us
+	idx     int             // its place on the document: writers first
+	credits chan struct{}   // a writer's commits not yet seen by its observer
 }
 
 // run drives one load run and measures it.
@@ -167,8 +178,16 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 
 	// Observers: each writer's commits are counted off by the next member
 	// of its document, which returns the writer's credit.
+	var raws sync.WaitGroup
+	defer raws.Wait()
 	for _, ms := range docs {
 		for _, m := range ms {
+			if m.ws != nil {
+				raws.Add(1)
+				go func() { defer raws.Done(); st.watchRaw(m, ms) }()
+				defer closeRaw(m)
+				continue
+			}
 			go st.observe(m, ms)
 		}
 	}
@@ -204,6 +223,9 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	}
 	for _, ms := range docs {
 		for _, m := range ms {
+			if m.d == nil {
+				continue
+			}
 			if n := m.d.Missed(); n > 0 {
 				st.failN("events-dropped", int64(n))
 			}
@@ -222,17 +244,28 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Peer, error) {
 	peers := make([]*peer.Peer, o.peers)
 	docs := make([][]*member, o.docs)
+	// A run's own names: a gateway that outlives a run keeps its documents.
+	names := docPrefix + commit.NewID().String()[:8] + ":"
 	popts := peer.Options{EventBuffer: max(peer.DefaultEventBuffer, 4*o.window*o.writers)}
 	one := func(i int) (*member, error) {
 		cctx, cancel := context.WithTimeout(ctx, dialTimeout)
 		defer cancel()
+		k := i % o.docs
+		name := names + strconv.Itoa(k)
+		m := &member{idx: i / o.docs}
+		if m.idx >= o.writers && o.watch == watchRaw {
+			ws, err := dialRaw(cctx, o.url, name)
+			if err != nil {
+				return nil, fmt.Errorf("raw watcher %d on %s: %w", i, name, err)
+			}
+			m.ws = ws
+			return m, nil
+		}
 		p, err := peer.Dial(cctx, o.url, popts)
 		if err != nil {
 			return nil, fmt.Errorf("peer %d: %w", i, err)
 		}
 		peers[i] = p
-		k := i % o.docs
-		name := docPrefix + strconv.Itoa(k)
 		var d *peer.Doc
 		if i < o.docs {
 			d, err = p.Share(cctx, name, document.New(commit.NewID(), commit.Object, document.Limits{}))
@@ -242,7 +275,7 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 		if err != nil {
 			return nil, fmt.Errorf("peer %d on %s: %w", i, name, err)
 		}
-		m := &member{d: d, idx: i / o.docs}
+		m.d = d
 		if m.idx < o.writers {
 			m.credits = make(chan struct{}, o.window)
 		}
@@ -291,6 +324,12 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 		docs[i%o.docs] = append(docs[i%o.docs], m)
 	}
 	return docs, peers, nil
+}
+
+// closeRaw closes a raw watcher's socket; its reader then returns.
+func closeRaw(m *member) {
+	m.closing.Store(true)
+	m.ws.CloseNow()
 }
 
 // closeAll closes the peers, n at a time: closing waits for each link's

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol/commit"
 )
 
 // stats are shared by every writer and observer.
@@ -95,24 +96,10 @@ func (s *stats) write(ctx context.Context, m *member, w *writerState, rate float
 // and hands back credit to the writer m observes and to m itself when the
 // gateway refuses m's commit.
 func (s *stats) observe(m *member, ms []*member) {
-	n := len(ms)
 	for ev := range m.d.Events() {
 		switch e := ev.(type) {
 		case peer.Applied:
-			now := time.Now().UnixNano()
-			sent, w, ok := readStamp(e.Commit)
-			if !ok {
-				s.failN("unstamped-commit", 1)
-				continue
-			}
-			s.lat.record(time.Duration(now - sent))
-			s.delivered.Add(1)
-			if w >= 0 && w < n && (w+1)%n == m.idx && ms[w].credits != nil {
-				select {
-				case <-ms[w].credits:
-				default:
-				}
-			}
+			s.delivery(e.Commit, m, ms)
 		case peer.Refused:
 			if e.Mine {
 				s.refused.Add(1)
@@ -129,6 +116,25 @@ func (s *stats) observe(m *member, ms []*member) {
 			if e.Reason != "closed" {
 				s.failN("ended: "+string(e.Reason), 1)
 			}
+		}
+	}
+}
+
+// delivery counts a commit that reached m, records its latency, and
+// returns its writer's credit when m is that writer's observer.
+func (s *stats) delivery(c commit.Commit, m *member, ms []*member) {
+	now := time.Now().UnixNano()
+	sent, w, ok := readStamp(c)
+	if !ok {
+		s.failN("unstamped-commit", 1)
+		return
+	}
+	s.lat.record(time.Duration(now - sent))
+	s.delivered.Add(1)
+	if n := len(ms); w >= 0 && w < n && (w+1)%n == m.idx && ms[w].credits != nil {
+		select {
+		case <-ms[w].credits:
+		default:
 		}
 	}
 }
