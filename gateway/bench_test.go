@@ -19,7 +19,7 @@ import (
 
 // Bounds of the hub benchmark.
 const (
-	// benchWindow is how many commits the writer may be ahead of the first
+	// benchWindow is the most commits the writer may be ahead of the first
 	// reader: far below what fills MaxPendingBytes toward a link, so no
 	// reader is ended as a slow consumer, and enough to keep the hub busy.
 	benchWindow = 1024
@@ -33,13 +33,20 @@ const (
 // readers only decode frames and count commits, so the figure is the
 // gateway's: link receive, hub apply, in-memory store, one encode, N
 // socket writes. Sockets are real, on 127.0.0.1, in this process.
+//
+// window is how many commits the writer may be ahead of the first reader:
+// at 1024 the gateway batches many commits into each frame it writes; at 1
+// every delivery is a frame and a socket write of its own, as at a low
+// commit rate.
 func BenchmarkHubFanout(b *testing.B) {
 	for _, links := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("links=%d", links), func(b *testing.B) { benchFanout(b, links) })
+		for _, window := range []int{benchWindow, 1} {
+			b.Run(fmt.Sprintf("links=%d/window=%d", links, window), func(b *testing.B) { benchFanout(b, links, window) })
+		}
 	}
 }
 
-func benchFanout(b *testing.B, links int) {
+func benchFanout(b *testing.B, links, window int) {
 	s, err := gateway.New(gateway.Config{PingInterval: -1, Admission: admission.Config{Limit: -1}})
 	if err != nil {
 		b.Fatal(err)
@@ -96,9 +103,10 @@ func benchFanout(b *testing.B, links int) {
 	}
 	add, replace := edit(commit.Add), edit(commit.Replace)
 
-	credits := make(chan struct{}, benchWindow)
+	credits := make(chan struct{}, window)
 	var wg sync.WaitGroup
 	var failed atomic.Value
+	var frames atomic.Int64 // commits frames the readers received
 	rctx, stop := context.WithTimeout(ctx, benchDeadline)
 	defer stop()
 	for i, r := range readers {
@@ -121,6 +129,7 @@ func benchFanout(b *testing.B, links int) {
 					return
 				}
 				got += len(f.Commits)
+				frames.Add(1)
 				if i == 0 {
 					for range f.Commits {
 						<-credits
@@ -153,5 +162,6 @@ func benchFanout(b *testing.B, links int) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "commits/s")
 	b.ReportMetric(float64(b.N)*float64(links)/elapsed.Seconds(), "deliveries/s")
+	b.ReportMetric(float64(b.N)*float64(links)/float64(frames.Load()), "commits/frame")
 	b.ReportMetric(0, "ns/op") // commits/s says it; ns/op would repeat it
 }

@@ -2,11 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -116,5 +122,19 @@ func TestLoopbackOnly(t *testing.T) {
 	}
 	if err := loopbackOnly("-url", "ws://192.0.2.1/", true); err != nil {
 		t.Errorf("-allow-remote: %v", err)
+	}
+}
+
+func TestKindOfIsCoarse(t *testing.T) {
+	for err, want := range map[error]string{
+		protocol.Errorf(protocol.NoDocument, "x"):               "no-document",
+		&peer.HandshakeError{StatusCode: 429}:                   "handshake-429",
+		fmt.Errorf("write tcp 1.2.3.4:5: %w", syscall.EPIPE):    "socket-broken pipe",
+		fmt.Errorf("dial: %w", context.DeadlineExceeded):        "timeout",
+		errors.New("something with an address 127.0.0.1:41234"): "other",
+	} {
+		if got := kindOf(err); got != want {
+			t.Errorf("%v: %q, want %q", err, got, want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -159,25 +160,9 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	res.ConnectSeconds = time.Since(start).Seconds()
 	res.ConnectPerS = float64(o.peers) / res.ConnectSeconds
 
-	if o.settle > 0 {
-		select {
-		case <-time.After(o.settle):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if after, ok := readGauges(); ok {
-		res.Gateway = &after
-		if haveBefore && after.Links > 0 {
-			links := float64(o.peers)
-			res.HeapPerLinkB = (after.Heap - before.Heap) / links
-			res.RSSPerLinkB = (after.RSS - before.RSS) / links
-			res.HeapIncludesPeers = gw != nil
-		}
-	}
-
 	// Observers: each writer's commits are counted off by the next member
-	// of its document, which returns the writer's credit.
+	// of its document, which returns the writer's credit. They read from
+	// now on, so raw sockets answer the gateway's pings while they settle.
 	var raws sync.WaitGroup
 	defer raws.Wait()
 	for _, ms := range docs {
@@ -191,6 +176,26 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 			go st.observe(m, ms)
 		}
 	}
+	if o.settle > 0 {
+		select {
+		case <-time.After(o.settle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if after, ok := readGauges(); ok {
+		res.Gateway = &after
+		if lost := float64(o.peers) - after.Links; lost > 0 {
+			st.failN("links-missing-at-the-gateway", int64(lost))
+		}
+		if haveBefore && after.Links > 0 {
+			links := float64(o.peers)
+			res.HeapPerLinkB = (after.Heap - before.Heap) / links
+			res.RSSPerLinkB = (after.RSS - before.RSS) / links
+			res.HeapIncludesPeers = gw != nil
+		}
+	}
+
 	wctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	var writers sync.WaitGroup
@@ -397,15 +402,24 @@ func startInProcess(withBridge bool) (s *gateway.Server, url, grpcAddr string, s
 	return s, "ws://" + ln.Addr().String() + "/", grpcAddr, stop, nil
 }
 
-// kindOf names an error for the errors table: its protocol reason when it
-// has one.
+// kindOf names an error for the errors table, coarsely enough that the
+// table stays short: its protocol reason, handshake status, close status or
+// errno, or "other".
 func kindOf(err error) string {
 	if r := protocol.ReasonOf(err); r != "" {
 		return string(r)
 	}
 	var he *peer.HandshakeError
-	if errors.As(err, &he) {
+	var errno syscall.Errno
+	switch {
+	case errors.As(err, &he):
 		return "handshake-" + strconv.Itoa(he.StatusCode)
+	case websocket.CloseStatus(err) != -1:
+		return "close-" + strconv.Itoa(int(websocket.CloseStatus(err)))
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.As(err, &errno):
+		return "socket-" + errno.Error()
 	}
-	return err.Error()
+	return "other"
 }
