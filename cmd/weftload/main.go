@@ -32,6 +32,7 @@ func main() {
 	flag.StringVar(&o.watch, "watch", watchPeer, "watchers: peer (a full aweft end with a replica) or raw (a bare socket that decodes frames and commits, so the tool costs the host less)")
 	flag.IntVar(&o.dialers, "dialers", 16, "peers connecting at once")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the result as JSON")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of this process (with -inprocess, the gateway's too) once the links have settled")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (with -inprocess, the gateway's too) to the file")
 	flag.Parse()
 	if *cpuprofile != "" {

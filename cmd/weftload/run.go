@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,6 +49,7 @@ type options struct {
 	size, window, dialers         int
 	rate                          float64
 	duration, settle              time.Duration
+	memprofile                    string // heap profile written once links settle
 	shape, watch                  string
 }
 
@@ -181,6 +185,11 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		case <-time.After(o.settle):
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+	if o.memprofile != "" {
+		if err := writeHeapProfile(o.memprofile); err != nil {
+			return nil, err
 		}
 	}
 	if after, ok := readGauges(); ok {
@@ -422,4 +431,19 @@ func kindOf(err error) string {
 		return "socket-" + errno.Error()
 	}
 	return "other"
+}
+
+// writeHeapProfile writes this process's heap (with -inprocess, the
+// gateway's too) after a collection.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
