@@ -24,7 +24,7 @@ func main() {
 	flag.IntVar(&o.docs, "docs", 10, "documents")
 	flag.IntVar(&o.writers, "writers", 1, "writers per document; the other peers watch")
 	flag.Float64Var(&o.rate, "rate", 100, "commits per second per writer (0: as fast as the window allows)")
-	flag.IntVar(&o.window, "window", 64, "commits a writer may have on their way (not yet seen by its observer)")
+	flag.IntVar(&o.window, "window", 16, "commits a writer may have on their way (not yet seen by its observer)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long to write")
 	flag.DurationVar(&o.settle, "settle", 0, "idle time between connecting and writing (heap per idle link is read after it)")
 	flag.StringVar(&o.shape, "shape", shapeField, "commit shape: field, insert (into an array) or large")

@@ -35,9 +35,10 @@ const (
 	drainGrace = 10 * time.Second
 	// dialTimeout bounds one peer's handshake and share or join.
 	dialTimeout = 30 * time.Second
-	// fdsPerLink is what one link costs this process: a socket, and with
-	// -inprocess the gateway's end too.
+	// fdsSpare is descriptors besides one per link (two with -inprocess).
 	fdsSpare = 64
+	// maxEventBuffer bounds each peer's event channel (16 bytes a slot).
+	maxEventBuffer = 1 << 14
 )
 
 // options are the flags.
@@ -260,7 +261,9 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 	docs := make([][]*member, o.docs)
 	// A run's own names: a gateway that outlives a run keeps its documents.
 	names := docPrefix + commit.NewID().String()[:8] + ":"
-	popts := peer.Options{EventBuffer: max(peer.DefaultEventBuffer, 4*o.window*o.writers)}
+	// Members other than a writer's observer may lag behind it; room for
+	// many windows keeps their events from being dropped under load.
+	popts := peer.Options{EventBuffer: min(maxEventBuffer, max(peer.DefaultEventBuffer, 16*o.window*o.writers))}
 	one := func(i int) (*member, error) {
 		cctx, cancel := context.WithTimeout(ctx, dialTimeout)
 		defer cancel()
