@@ -200,9 +200,15 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		}
 		if haveBefore && after.Links > 0 {
 			links := float64(o.peers)
-			res.HeapPerLinkB = (after.Heap - before.Heap) / links
-			res.RSSPerLinkB = (after.RSS - before.RSS) / links
-			res.HeapIncludesPeers = gw != nil
+			if after.Heap > before.Heap {
+				res.HeapPerLinkB = (after.Heap - before.Heap) / links
+				res.RSSPerLinkB = (after.RSS - before.RSS) / links
+				res.HeapIncludesPeers = gw != nil
+			} else {
+				// A gateway that freed earlier runs' garbage meanwhile:
+				// only a fresh one gives a figure per link.
+				st.failN("heap-shrank-no-per-link-figure", 1)
+			}
 		}
 	}
 
