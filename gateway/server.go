@@ -106,25 +106,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// messages too, so compress them all.
 		opts.CompressionThreshold = 1
 	}
-	ws, err := websocket.Accept(w, r, opts)
+	ws, err := websocket.Accept(smallBuffers{w}, r, opts)
 	if err != nil {
 		return // Accept wrote the HTTP error
 	}
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
 	s.connWG.Add(1)
-	defer s.connWG.Done()
 	if s.closing.Load() {
 		ws.Close(websocket.StatusGoingAway, string(ReasonShutdown))
+		s.connWG.Done()
 		return
 	}
-	c := s.newConn(ws, id, r)
+	c := s.newConn(ws, id)
 	s.conns.Store(c, struct{}{})
 	s.metrics.Connections.Add(1)
 	s.metrics.ConnsTotal.Add(1)
-	c.serve()
+	// The handler returns, so the HTTP server lets go of the request, its
+	// connection state and its goroutine's stack for the link's life.
+	go func() {
+		defer s.connWG.Done()
+		c.serve()
+	}()
 }
 
-func (s *Server) newConn(ws *websocket.Conn, id admission.Identity, r *http.Request) *conn {
+func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
 	n := s.nextConn.Add(1)
 	c := &conn{
 		srv:      s,
