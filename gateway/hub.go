@@ -233,6 +233,9 @@ func (h *hub) drain() {
 
 // open handles a peer's open for this document on connection c.
 func (h *hub) open(c *conn, peerRoot *frame.Root, want bool) {
+	if h.loadErr != nil && len(h.members) == 0 {
+		h.load() // the store may be back; nobody holds the old replica
+	}
 	if h.loadErr != nil {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
 		return
@@ -473,6 +476,9 @@ func (h *hub) stateArrived(c *conn, st commit.Commit) {
 // commit queues a commit from a link or a backend for its verdict.
 func (h *hub) commit(p *pendingCommit) {
 	switch {
+	case h.loadErr != nil:
+		h.settle(p, protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
+		return
 	case h.doc == nil:
 		h.settle(p, protocol.Errorf(protocol.NoDocument, "the document does not exist"))
 		return
@@ -545,6 +551,10 @@ func (h *hub) apply(p *pendingCommit) {
 		h.settle(p, &refusal{reasons: p.verdict.Reasons})
 		return
 	}
+	if h.doc == nil { // a store failure unloaded it while the verdict was out
+		h.settle(p, protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
+		return
+	}
 	if p.expect != nil && *p.expect != h.cursor {
 		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.cursor})
 		return
@@ -593,6 +603,17 @@ func (h *hub) appended(err error) {
 		h.storeFailed(batch, err)
 		return
 	}
+	h.madeDurable(batch)
+	if h.durable-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && len(h.unflushed) == 0 {
+		h.writeSnapshot(false)
+	}
+	h.flush()
+	h.runWaiting()
+	h.maybeIdle()
+}
+
+// madeDurable delivers commits the store holds and settles them.
+func (h *hub) madeDurable(batch []applied) {
 	for _, a := range batch {
 		h.durable = a.rec.Cursor
 		h.deliver(a)
@@ -607,28 +628,53 @@ func (h *hub) appended(err error) {
 		s.notify()
 	}
 	h.srv.metrics.applied(len(batch))
-	if h.durable-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && len(h.unflushed) == 0 {
-		h.writeSnapshot(false)
-	}
-	h.flush()
-	h.runWaiting()
-	h.maybeIdle()
 }
 
-// storeFailed refuses every commit that was applied but not made durable,
-// then rebuilds the replica from the store so it matches what is stored.
+// storeFailed settles a batch whose append failed. A failed append may still
+// have landed (a timeout after the write, an fsync error), so the hub reloads
+// and asks the store: what it holds was applied and is delivered; the rest,
+// and everything after it, is refused. When the store cannot even say, no
+// answer would be true, so every member's topic ends with store-unavailable
+// and each resyncs when it opens again.
 func (h *hub) storeFailed(batch []applied, err error) {
 	h.srv.log.Error("store append failed", "document", h.name, "err", err)
 	e := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not store the commit; retry later")
-	all := append(batch, h.unflushed...)
+	later := h.unflushed
 	h.unflushed = nil
-	for _, a := range all {
-		h.refuseApplied(a, e)
-	}
 	h.doc, h.loadErr = nil, nil
 	h.load()
 	if h.loadErr != nil {
 		h.srv.log.Error("reload after store failure", "document", h.name, "err", h.loadErr)
+		unknown := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not tell whether the commit was stored; open the document again")
+		for _, a := range batch {
+			// No refusal to a link: it may have landed. The topic's end
+			// below makes the link resync, which settles it either way.
+			a.seq = 0
+			h.refuseApplied(a, unknown)
+		}
+		for _, a := range later {
+			h.refuseApplied(a, e)
+		}
+		for c := range h.members {
+			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document's store failed; open it again"})
+		}
+		h.runWaiting()
+		return
+	}
+	var landed []applied
+	for _, a := range batch {
+		if a.rec.Cursor <= h.cursor {
+			landed = append(landed, a)
+		} else {
+			h.refuseApplied(a, e)
+		}
+	}
+	for _, a := range later {
+		h.refuseApplied(a, e)
+	}
+	if len(landed) > 0 {
+		h.srv.log.Warn("a failed append had landed", "document", h.name, "commits", len(landed))
+		h.madeDurable(landed)
 	}
 	h.runWaiting()
 }

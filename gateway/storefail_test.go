@@ -1,0 +1,133 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/peer"
+)
+
+// lateFailStore fails appends while armed, after (landed) or instead of
+// writing them, and can fail loads too.
+type lateFailStore struct {
+	store.Store
+	landThenFail atomic.Bool
+	failAppend   atomic.Bool
+	failLoad     atomic.Bool
+}
+
+var errInjected = errors.New("injected: the disk went away")
+
+func (s *lateFailStore) Append(ctx context.Context, doc string, recs []store.Record) error {
+	switch {
+	case s.landThenFail.Load():
+		if err := s.Store.Append(ctx, doc, recs); err != nil {
+			return err
+		}
+		return errInjected
+	case s.failAppend.Load():
+		return errInjected
+	}
+	return s.Store.Append(ctx, doc, recs)
+}
+
+func (s *lateFailStore) Load(ctx context.Context, doc string) (*store.Snapshot, []store.Record, error) {
+	if s.failLoad.Load() {
+		return nil, nil, errInjected
+	}
+	return s.Store.Load(ctx, doc)
+}
+
+// An append that reports failure although its records landed is not
+// refused: the hub asks the store, finds them, and delivers them.
+func TestFailedAppendThatLandedIsDelivered(t *testing.T) {
+	st := &lateFailStore{Store: store.NewMemory()}
+	ts := startGateway(t, gateway.Config{Store: st})
+	a := dial(t, ts.url, peer.Options{})
+	da, err := a.Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dial(t, ts.url, peer.Options{})
+	db, err := b.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.landThenFail.Store(true)
+	if _, err := set(da, "landed", text("1")); err != nil {
+		t.Fatal(err)
+	}
+	got := waitApplied(t, db, 1)
+	if k := got[0].Commit.Deltas[0].Ref.Key; k != "landed" {
+		t.Fatalf("b got %q, want the commit that landed", k)
+	}
+	st.landThenFail.Store(false)
+	if _, err := set(da, "next", text("2")); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, db, 1)
+	// No refusal reached a: its next event, if any, is not Refused.
+	select {
+	case ev := <-da.Events():
+		if r, ok := ev.(peer.Refused); ok {
+			t.Fatalf("a was told %+v for a commit the store holds", r)
+		}
+	default:
+	}
+	if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != 2 {
+		t.Fatalf("cursor %d, want 2", cursor)
+	}
+	if stateOf(t, da) != stateOf(t, db) {
+		t.Fatal("the two peers differ")
+	}
+}
+
+// When the store can say neither yes nor no (the append and the reload both
+// fail), the origin is not told refused; every member's topic ends with
+// store-unavailable, and each gets the stored truth when it opens again.
+func TestUnknownAppendOutcomeEndsTopics(t *testing.T) {
+	st := &lateFailStore{Store: store.NewMemory()}
+	ts := startGateway(t, gateway.Config{Store: st})
+	a := dial(t, ts.url, peer.Options{})
+	da, err := a.Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dial(t, ts.url, peer.Options{})
+	db, err := b.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.failAppend.Store(true)
+	st.failLoad.Store(true)
+	if _, err := set(da, "lost", text("1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*peer.Doc{da, db} {
+		e := nextEvent[peer.Ended](t, d)
+		if e.Reason != gateway.ReasonStoreUnavailable {
+			t.Fatalf("topic ended with %+v, want store-unavailable", e)
+		}
+	}
+	st.failAppend.Store(false)
+	st.failLoad.Store(false)
+	// Each link's leave reached the hub before its fault was written, so
+	// the hub has no members when c opens, and reloads.
+	// Open again: the store never got the commit, and a fresh join says so.
+	c := dial(t, ts.url, peer.Options{})
+	dc, err := c.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != 0 {
+		t.Fatalf("cursor %d, want 0", cursor)
+	}
+	if js, _ := dc.JSON(); strings.Contains(string(js), "lost") {
+		t.Fatalf("a commit the store never got came back: %s", js)
+	}
+}
