@@ -76,7 +76,7 @@ func (g *Gate) Origin(r *http.Request) *Refusal {
 }
 
 // Identify asks the Identifier who p is. Its *Refusal comes back with a 4xx
-// status (401 by default) and at least one reason; any other error, a panic
+// status (401 by default) or 503, and at least one reason; any other error, a panic
 // or running past IdentifyTimeout is a 500 "identify-failed".
 func (g *Gate) Identify(ctx context.Context, p Peer) (Identity, *Refusal) {
 	ctx, cancel := context.WithTimeout(ctx, g.cfg.IdentifyTimeout)
@@ -111,7 +111,9 @@ func asRefusal(err error) (*Refusal, bool) {
 		return nil, false
 	}
 	out := &Refusal{Status: ref.Status, RetryAfter: ref.RetryAfter}
-	if out.Status < 400 || out.Status > 499 {
+	// 4xx is the peer's to fix; 503 says the identifier cannot answer now
+	// (a backend down under the closed policy), which a client retries.
+	if (out.Status < 400 || out.Status > 499) && out.Status != http.StatusServiceUnavailable {
 		out.Status = http.StatusUnauthorized
 	}
 	for _, x := range ref.Reasons {

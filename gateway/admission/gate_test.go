@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestZeroConfigAdmitsAnonymous(t *testing.T) {
@@ -37,6 +38,8 @@ func TestIdentifierRefusal(t *testing.T) {
 			401, `{"reasons":[{"code":"a","message":"x"},{"code":"b","message":"y"}]}`},
 		{"own 4xx status", &Refusal{Status: 403, Reasons: []Reason{{Code: "banned", Message: "go away"}}},
 			403, `{"reasons":[{"code":"banned","message":"go away"}]}`},
+		{"503 stays: the identifier cannot answer now", &Refusal{Status: 503, RetryAfter: time.Second, Reasons: []Reason{{Code: "authority-unavailable", Message: "retry"}}},
+			503, `{"reasons":[{"code":"authority-unavailable","message":"retry"}]}`},
 		{"non-4xx status becomes 401", &Refusal{Status: 200, Reasons: []Reason{{Code: "c", Message: "m"}}},
 			401, `{"reasons":[{"code":"c","message":"m"}]}`},
 		{"no reasons", &Refusal{},
