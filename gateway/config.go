@@ -93,6 +93,9 @@ const (
 	DefaultPingInterval          = 30 * time.Second
 	DefaultPingTimeout           = 15 * time.Second
 	DefaultIdleUnload            = time.Minute
+	// DefaultMaxCommitBytes is the largest commit that fits, whole, in one
+	// frame of DefaultMaxMessageBytes.
+	DefaultMaxCommitBytes = DefaultMaxMessageBytes - frameOverhead
 	// frameOverhead is what a commits frame carrying one commit adds to
 	// it: kind, topic, first, the list and the byte string heads.
 	frameOverhead = 64

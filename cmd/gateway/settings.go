@@ -138,7 +138,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	num(&s.MaxInFlightVerdicts, "max-in-flight-verdicts", 256, "questions to the authority in flight per document")
 	num(&s.MaxObservables, "max-observables", document.DefaultMaxObservables, "observables one document may hold")
 	num(&s.MaxSlots, "max-slots", document.DefaultMaxSlots, "slots one document may hold")
-	num(&s.MaxCommitBytes, "max-commit-bytes", commit.DefaultMaxCommitBytes, "bytes of one commit a peer sends (commit-too-large beyond)")
+	num(&s.MaxCommitBytes, "max-commit-bytes", gateway.DefaultMaxCommitBytes, "bytes of one commit a peer sends (commit-too-large beyond); at most max-message-bytes less 64, so it fits the frame that delivers it")
 	num(&s.MaxDeltas, "max-deltas", commit.DefaultMaxDeltas, "deltas in one commit a peer sends (too-many-deltas beyond)")
 	dur(&s.JudgeTimeout, "judge-timeout", 5*time.Second, "time the authority has for one verdict before the commit is refused with authority-timeout")
 	dur(&s.WriteTimeout, "write-timeout", 10*time.Second, "time one socket write may take")
