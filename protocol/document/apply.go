@@ -42,18 +42,17 @@ func (d *Document) apply(c commit.Commit) error {
 // Removes go last, because removing a slot moves another one's index.
 func (p *plan) apply(inverse bool) []commit.Delta {
 	d := p.d
+	if len(d.obs) == 1 && d.root.len() == 0 {
+		return p.load(inverse)
+	}
 	if len(p.newObs) > 0 {
 		// Sized by their run of deltas, then those with none.
 		for g, lo := range p.groups {
 			if p.targets[lo] != nil {
 				continue
 			}
-			hi := len(p.deltas)
-			if g+1 < len(p.groups) {
-				hi = int(p.groups[g+1])
-			}
 			id := p.deltas[lo].ID
-			d.obs[id] = newObservable(id, p.newObs[id].kind, hi-int(lo))
+			d.obs[id] = newObservable(id, p.newObs[id].kind, p.run(g)-int(lo))
 		}
 		for id, no := range p.newObs {
 			if d.obs[id] == nil {
@@ -74,6 +73,7 @@ func (p *plan) apply(inverse bool) []commit.Delta {
 				t = d.obs[dl.ID]
 			}
 		}
+		var key string // the slot's own copy
 		switch dl.Op {
 		case commit.Remove:
 			removes++
@@ -85,17 +85,19 @@ func (p *plan) apply(inverse bool) []commit.Delta {
 			}
 			d.detach(t, dl.Ref.Key, e.v)
 			e.v = own(dl.Value)
+			key = e.key
 		default:
 			if inverse {
 				inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
 			}
-			t.insert(strings.Clone(dl.Ref.Key), own(dl.Value))
+			key = strings.Clone(dl.Ref.Key)
+			t.insert(key, own(dl.Value))
 			d.slots++
 		}
 		if isAttach(dl.Value) {
 			t.attaches++
 			c := d.obs[dl.Value.Ref.ID]
-			c.parent, c.parentKey = t, t.keyOf(dl.Ref.Key)
+			c.parent, c.parentKey = t, key
 		}
 	}
 	for i := 0; removes > 0; i++ {
@@ -113,6 +115,99 @@ func (p *plan) apply(inverse bool) []commit.Delta {
 		d.slots--
 	}
 	return inv
+}
+
+// run is the end of group g's deltas.
+func (p *plan) run(g int) int {
+	if g+1 < len(p.groups) {
+		return int(p.groups[g+1])
+	}
+	return len(p.deltas)
+}
+
+// load is apply into a document holding only an empty root, as loading a
+// snapshot does. Every delta of a valid commit there is an add, and each
+// observable's run of them is in canonical key order already, so slots are
+// laid out in bulk: one allocation each for the observables, their slots,
+// their order and all keys and text, instead of several per observable and
+// one per slot. What the shared blocks can keep alive after later edits is
+// bounded by the commit loaded, once: a second load needs every other
+// observable dropped (Compact) and the root emptied, and it replaces the
+// root's slots too.
+func (p *plan) load(inverse bool) []commit.Delta {
+	d, root := p.d, p.d.root
+	n := len(p.deltas)
+	obs := make([]observable, len(p.newObs))
+	held := make(map[commit.ID]*observable, len(p.newObs)+1)
+	held[root.id] = root
+	k := 0
+	for id, no := range p.newObs {
+		o := &obs[k]
+		k++
+		o.id, o.kind, o.orderOK = id, no.kind, true
+		held[id] = o
+	}
+	d.obs = held
+
+	size := 0
+	for i := range p.deltas {
+		size += len(p.deltas[i].Ref.Key) + len(owned(&p.deltas[i].Value))
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i := range p.deltas {
+		b.WriteString(p.deltas[i].Ref.Key)
+		b.WriteString(owned(&p.deltas[i].Value))
+	}
+	text, at := b.String(), 0
+	take := func(s string) string {
+		if s == "" {
+			return "" // not a pointer into text
+		}
+		at += len(s)
+		return text[at-len(s) : at]
+	}
+
+	slots, order := make([]slot, n), make([]int32, n)
+	for g, lo := range p.groups {
+		hi := p.run(g)
+		o := held[p.deltas[lo].ID]
+		es, ord := slots[lo:hi:hi], order[lo:hi:hi]
+		for j := range es {
+			dl := &p.deltas[int(lo)+j]
+			v := dl.Value
+			es[j].key = take(dl.Ref.Key)
+			if s := owned(&v); s != "" {
+				v.Str = take(s)
+			}
+			es[j].v = v
+			ord[j] = int32(j)
+			if isAttach(v) {
+				o.attaches++
+				c := held[v.Ref.ID]
+				c.parent, c.parentKey = o, es[j].key
+			}
+		}
+		o.entries, o.order = es, ord
+	}
+	d.slots = n
+	if !inverse {
+		return nil
+	}
+	inv := make([]commit.Delta, n)
+	for i := range p.deltas {
+		dl := &p.deltas[i]
+		inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
+	}
+	return inv
+}
+
+// owned is the text or bytes a value holds, which a slot keeps its own copy of.
+func owned(v *commit.Value) string {
+	if v.Type == commit.Text || v.Type == commit.Bytes {
+		return v.Str
+	}
+	return ""
 }
 
 // detach undoes the attach edge a slot's old value held, if this slot is
@@ -133,8 +228,8 @@ func (d *Document) detach(t *observable, key string, old commit.Value) {
 // all of it: memory would then follow the commits seen, not the slots
 // Limits count.
 func own(v commit.Value) commit.Value {
-	if v.Type == commit.Text || v.Type == commit.Bytes {
-		v.Str = strings.Clone(v.Str)
+	if s := owned(&v); s != "" {
+		v.Str = strings.Clone(s)
 	}
 	return v
 }

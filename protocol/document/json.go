@@ -116,7 +116,7 @@ func (d *Document) readSlot(o *observable, text string, raw json.RawMessage) err
 	if r, msg := wellFormedValue(&v); r != "" {
 		return protocol.Errorf(r, msg)
 	}
-	if _, dup := o.index[key]; dup {
+	if _, dup := o.find(key); dup {
 		return protocol.Errorf(protocol.DuplicateSlot, "two keys name one slot")
 	}
 	if d.slots++; d.slots > d.limits.MaxSlots {

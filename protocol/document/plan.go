@@ -228,7 +228,7 @@ func (p *plan) check(i int) {
 
 	var pr prior
 	if t != nil && sameKind {
-		pr.idx, pr.ok = t.index[dl.Ref.Key]
+		pr.idx, pr.ok = t.find(dl.Ref.Key)
 	}
 	p.priors[i] = pr
 
@@ -333,12 +333,8 @@ func (p *plan) checkReach() {
 		if p.reach(id) {
 			continue
 		}
-		hi := int32(len(p.deltas))
-		if g+1 < len(p.groups) {
-			hi = p.groups[g+1]
-		}
-		for i := lo; i < hi; i++ {
-			p.fail(rankUnreachable, int(i), protocol.Unreachable, "no attach path reaches "+id.String())
+		for i, hi := int(lo), p.run(g); i < hi; i++ {
+			p.fail(rankUnreachable, i, protocol.Unreachable, "no attach path reaches "+id.String())
 		}
 	}
 }

@@ -109,11 +109,7 @@ func (d *Document) diff(sp *plan) []commit.Delta {
 	for _, x := range ids {
 		var want []commit.Delta
 		if g < len(sp.groups) && sp.deltas[sp.groups[g]].ID == x {
-			hi := len(sp.deltas)
-			if g+1 < len(sp.groups) {
-				hi = int(sp.groups[g+1])
-			}
-			want = sp.deltas[sp.groups[g]:hi]
+			want = sp.deltas[sp.groups[g]:sp.run(g)]
 			g++
 		}
 		kind := sp.d.root.kind

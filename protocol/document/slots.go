@@ -9,7 +9,9 @@ import (
 // An observable keeps its slots in a slice, with a map from key to index
 // and a cached canonical order of indices. A replace writes in place
 // through the index it was validated with, and Snapshot and Reconcile read
-// slots in order without a map lookup each.
+// slots in order without a map lookup each. The map is built on the first
+// lookup: most observables of a loaded document are only ever read in
+// order, and a map each was most of what loading cost.
 
 type slot struct {
 	key string
@@ -17,17 +19,29 @@ type slot struct {
 }
 
 func newObservable(id commit.ID, kind commit.Kind, size int) *observable {
-	return &observable{id: id, kind: kind, index: make(map[string]int32, size),
+	return &observable{id: id, kind: kind,
 		entries: make([]slot, 0, size), order: make([]int32, 0, size), orderOK: true}
+}
+
+// find is the index of key's slot. A nil index means not built yet.
+func (o *observable) find(key string) (int32, bool) {
+	if o.index == nil {
+		if len(o.entries) == 0 {
+			return 0, false
+		}
+		o.index = make(map[string]int32, len(o.entries))
+		for i := range o.entries {
+			o.index[o.entries[i].key] = int32(i)
+		}
+	}
+	i, ok := o.index[key]
+	return i, ok
 }
 
 func (o *observable) len() int { return len(o.entries) }
 
-// keyOf is the slot's own copy of key, which is there.
-func (o *observable) keyOf(key string) string { return o.entries[o.index[key]].key }
-
 func (o *observable) get(key string) (commit.Value, bool) {
-	if i, ok := o.index[key]; ok {
+	if i, ok := o.find(key); ok {
 		return o.entries[i].v, true
 	}
 	return commit.Value{}, false
@@ -39,7 +53,9 @@ func (o *observable) get(key string) (commit.Value, bool) {
 func (o *observable) insert(key string, v commit.Value) {
 	i := int32(len(o.entries))
 	o.entries = append(o.entries, slot{key: key, v: v})
-	o.index[key] = i
+	if o.index != nil {
+		o.index[key] = i
+	}
 	if o.orderOK && (len(o.order) == 0 || compareKey(o.entries[o.order[len(o.order)-1]].key, key) < 0) {
 		o.order = append(o.order, i)
 	} else {
@@ -50,7 +66,7 @@ func (o *observable) insert(key string, v commit.Value) {
 // remove deletes a slot that is there by moving the last one into its
 // place, which invalidates indices: Apply removes after every other write.
 func (o *observable) remove(key string) commit.Value {
-	i := o.index[key]
+	i, _ := o.find(key)
 	old := o.entries[i].v
 	delete(o.index, key)
 	last := int32(len(o.entries) - 1)
@@ -82,17 +98,13 @@ func (o *observable) sorted() []int32 {
 }
 
 func (o *observable) clearSlots() {
-	clear(o.index)
-	o.entries, o.order, o.orderOK = nil, nil, true
+	o.index, o.entries, o.order, o.orderOK = nil, nil, nil, true
 }
 
 // clone copies the slots; the parent is the caller's to fix up.
 func (o *observable) clone() *observable {
 	c := &observable{id: o.id, kind: o.kind, entries: slices.Clone(o.entries),
-		index: make(map[string]int32, len(o.entries)), parentKey: o.parentKey, attaches: o.attaches}
-	for k, i := range o.index {
-		c.index[k] = i
-	}
+		parentKey: o.parentKey, attaches: o.attaches}
 	if o.orderOK {
 		c.order, c.orderOK = slices.Clone(o.order), true
 	}
