@@ -19,8 +19,9 @@ type Call struct {
 }
 
 // Calls answers requests. It returns the result as JSON (nil is null) or an
-// error: a *admission.Refusal (answered "refused" with its reasons),
-// ErrMissing ("missing"), ErrNotData ("not-data"), or anything else
+// error: a *admission.Refusal (answered "refused" with its reasons), a
+// *Failure ("failed" with its message and reasons), ErrMissing ("missing"),
+// ErrNotData ("not-data"), or anything else
 // ("failed", message "the call failed"; the text is never sent). progress
 // sends a progress report; reports after Call returns are dropped, and so
 // is one that is not JSON. Call must return soon after ctx ends: the

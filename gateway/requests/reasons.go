@@ -25,6 +25,16 @@ var (
 	ErrNotData = errors.New("requests: the value is not JSON data")
 )
 
+// Failure is a failed call whose message and reasons were written for the
+// client: it is answered "failed" with them, where any other error's text
+// stays on the server.
+type Failure struct {
+	Message string
+	Reasons []admission.Reason
+}
+
+func (f *Failure) Error() string { return "requests: the call failed: " + f.Message }
+
 // maxEchoedName bounds the name repeated in a "missing" message.
 const maxEchoedName = 256
 
@@ -33,7 +43,19 @@ const maxEchoedName = 256
 // about the server than the client should hear.
 func errorFor(name string, err error) ErrorBody {
 	var ref *admission.Refusal
+	var fail *Failure
 	switch {
+	case errors.As(err, &fail) && fail != nil:
+		e := ErrorBody{Reason: ReasonFailed, Message: fail.Message}
+		if e.Message == "" {
+			e.Message = "the call failed"
+		}
+		for _, r := range fail.Reasons {
+			if r.Code != "" {
+				e.Reasons = append(e.Reasons, r)
+			}
+		}
+		return e
 	case errors.As(err, &ref) && ref != nil:
 		e := ErrorBody{Reason: ReasonRefused, Message: "the call was refused"}
 		for _, r := range ref.Reasons {
