@@ -188,7 +188,8 @@ func (p *plan) load(inverse bool) []commit.Delta {
 				c.parent, c.parentKey = o, es[j].key
 			}
 		}
-		o.entries, o.order = es, ord
+		// The root may keep an empty key map from before: drop it too.
+		o.index, o.entries, o.order, o.orderOK = nil, es, ord, true
 	}
 	d.slots = n
 	if !inverse {

@@ -409,3 +409,19 @@ func TestApplyOwnsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyLoadAfterEmptying: a second load into a root emptied by removes
+// leaves no stale key map behind, so later writes find the loaded slots.
+func TestApplyLoadAfterEmptying(t *testing.T) {
+	d := newDoc(t, cm(add(1, okey("a"), text("x"))))
+	mustApply(t, d, cm(rep(1, okey("a"), text("y")))) // a lookup
+	mustApply(t, d, cm(rem(1, okey("a"))))
+	mustApply(t, d, cm(add(1, okey("b"), attach(commit.Object, 2)), add(1, okey("c"), text("z")), add(2, okey("d"), text("w"))))
+	mustApply(t, d, cm(rep(1, okey("c"), text("v")), rep(2, okey("d"), text("u")), rem(1, okey("b"))))
+	if v, ok := d.Get(id(1), okey("c")); !ok || v != text("v") {
+		t.Fatalf("c is %v %v", v, ok)
+	}
+	if d.Reachable(id(2)) || d.Len(id(2)) != 1 {
+		t.Fatalf("2 should be detached with its slot")
+	}
+}
