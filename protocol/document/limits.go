@@ -12,8 +12,9 @@ type Limits struct {
 	MaxSlots int
 }
 
-// Defaults: a slot costs about 150 bytes held (BenchmarkHeld100k), so a
-// document at the slot bound holds about 150 MB, a ceiling no shared
+// Defaults: a slot costs up to about 140 bytes held (BenchmarkHeld100k
+// gives 86 right after a load, before lookups build key maps), so a
+// document at the slot bound holds up to about 140 MB, a ceiling no shared
 // document should reach; a gateway bounds how many documents it holds.
 const (
 	DefaultMaxObservables = 100_000

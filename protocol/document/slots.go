@@ -11,7 +11,7 @@ import (
 // through the index it was validated with, and Snapshot and Reconcile read
 // slots in order without a map lookup each. The map is built on the first
 // lookup: most observables of a loaded document are only ever read in
-// order, and a map each was most of what loading cost.
+// order, and a map each was a large part of what loading cost.
 
 type slot struct {
 	key string
