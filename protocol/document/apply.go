@@ -42,8 +42,8 @@ func (d *Document) apply(c commit.Commit) error {
 // Removes go last, because removing a slot moves another one's index.
 func (p *plan) apply(inverse bool) []commit.Delta {
 	d := p.d
-	if len(d.obs) == 1 && d.root.len() == 0 {
-		return p.load(inverse)
+	if d.empty() {
+		return p.load(inverse, nil)
 	}
 	if len(p.newObs) > 0 {
 		// Sized by their run of deltas, then those with none.
@@ -134,9 +134,16 @@ func (p *plan) run(g int) int {
 // bounded by the commit loaded, once: a second load needs every other
 // observable dropped (Compact) and the root emptied, and it replaces the
 // root's slots too.
-func (p *plan) load(inverse bool) []commit.Delta {
+//
+// It returns the inverse if asked; out, unless nil, gets a copy of the
+// deltas in the same pass (Reconcile returns one).
+func (p *plan) load(inverse bool, out []commit.Delta) []commit.Delta {
 	d, root := p.d, p.d.root
 	n := len(p.deltas)
+	var inv []commit.Delta
+	if inverse {
+		inv = make([]commit.Delta, n)
+	}
 	obs := make([]observable, len(p.newObs))
 	held := make(map[commit.ID]*observable, len(p.newObs)+1)
 	held[root.id] = root
@@ -174,7 +181,14 @@ func (p *plan) load(inverse bool) []commit.Delta {
 		o := held[p.deltas[lo].ID]
 		es, ord := slots[lo:hi:hi], order[lo:hi:hi]
 		for j := range es {
-			dl := &p.deltas[int(lo)+j]
+			i := int(lo) + j
+			dl := &p.deltas[i]
+			if out != nil {
+				out[i] = *dl
+			}
+			if inv != nil {
+				inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
+			}
 			v := dl.Value
 			es[j].key = take(dl.Ref.Key)
 			if s := owned(&v); s != "" {
@@ -192,14 +206,6 @@ func (p *plan) load(inverse bool) []commit.Delta {
 		o.index, o.entries, o.order, o.orderOK = nil, es, ord, true
 	}
 	d.slots = n
-	if !inverse {
-		return nil
-	}
-	inv := make([]commit.Delta, n)
-	for i := range p.deltas {
-		dl := &p.deltas[i]
-		inv[i] = commit.Delta{Op: commit.Remove, ID: dl.ID, Ref: dl.Ref}
-	}
 	return inv
 }
 

@@ -51,6 +51,10 @@ func New(root commit.ID, kind commit.Kind, l Limits) *Document {
 	}
 }
 
+// empty is whether the document holds only an empty root: a commit into
+// it is a load (plan.load).
+func (d *Document) empty() bool { return len(d.obs) == 1 && d.root.len() == 0 }
+
 // Root is the root's id and kind.
 func (d *Document) Root() (commit.ID, commit.Kind) { return d.root.id, d.root.kind }
 

@@ -32,7 +32,7 @@ import (
 // Reconcile cuts that stale edge without a delta (nothing reachable sees
 // it) and puts it back if the commit is refused.
 func (d *Document) Reconcile(state commit.Commit) (commit.Commit, error) {
-	if len(d.obs) == 1 && d.root.len() == 0 {
+	if d.empty() {
 		return d.fill(state)
 	}
 	// The scratch is only ever checked against, never filled: a valid state
@@ -67,7 +67,7 @@ func (d *Document) Reconcile(state commit.Commit) (commit.Commit, error) {
 }
 
 // fill is Reconcile into a document holding only an empty root (loading
-// one): the diff is the state itself, so it is checked and applied once.
+// one): the diff is the state itself, so it is checked and loaded once.
 func (d *Document) fill(state commit.Commit) (commit.Commit, error) {
 	if len(state.Deltas) == 0 {
 		return commit.Commit{}, nil
@@ -78,8 +78,8 @@ func (d *Document) fill(state commit.Commit) (commit.Commit, error) {
 	if r := p.refusal(); r != nil {
 		return commit.Commit{}, r
 	}
-	out := slices.Clone(p.deltas) // canonical, and not the caller's slice
-	p.apply(false)
+	out := make([]commit.Delta, len(p.deltas)) // canonical, and not the caller's slice
+	p.load(false, out)
 	return commit.Commit{Deltas: out}, nil
 }
 
