@@ -160,6 +160,10 @@ func TestReconcileIntoEmpty(t *testing.T) {
 	if !sameSnapshot(t, d.Snapshot(), state) {
 		t.Fatalf("not at the state")
 	}
+	// Already canonical, the state is still not handed back as it is.
+	if c, err := New(id(1), commit.Object, Limits{}).Reconcile(state); err != nil || !slices.Equal(c.Deltas, state.Deltas) || &c.Deltas[0] == &state.Deltas[0] {
+		t.Fatalf("commit %v, %v: want the state in its own slice", c.Deltas, err)
+	}
 	// A bad state leaves the empty document as it was.
 	e := New(id(1), commit.Object, Limits{})
 	if _, err := e.Reconcile(cm(add(1, okey("a"), text("x")), add(7, okey("b"), text("y")))); protocol.ReasonOf(err) != protocol.Unreachable {
