@@ -3,6 +3,7 @@ package commit
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -16,10 +17,14 @@ func Decode(b []byte) (Commit, error) { return DecodeWithLimits(b, Limits{}) }
 // have written with the decode-stage reason the fixtures name, as a
 // *protocol.Error with the offset of the offending item.
 //
-// The bytes are judged first (wire.Scan), so a byte-level reason wins over a
-// structural one (INDEX.md 8.1); then the structure, front to back, as the
-// reference decoder reads it; the order of the deltas last; the tag after.
-// Past the limits it refuses with commit-too-large or too-many-deltas.
+// One walk judges the bytes (as wire.Scan would), reads the structure front
+// to back as the reference decoder does, and checks the delta order as it
+// goes. The walk stops at the first broken rule it meets, but precedence is
+// not front to back: a byte-level reason anywhere wins over a structural one
+// (INDEX.md 8.1), the order is judged once every delta has been read, and
+// the tag after the order. So a refusal is confirmed by wire.Scan, whose
+// reason wins when it has one. Past the limits it refuses with
+// commit-too-large or too-many-deltas.
 //
 // The result does not alias b. Keys and short strings of one commit share
 // one allocation, so keeping one of them keeps that allocation (at most the
@@ -29,73 +34,48 @@ func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 		return Commit{}, &protocol.Error{Reason: protocol.CommitTooLarge,
 			Message: fmt.Sprintf("a commit of %d bytes is over the limit of %d", len(b), l.maxCommitBytes()), Offset: 0}
 	}
-	if err := wire.Scan(b); err != nil {
+	d := decoder{b: b}
+	c, err := d.commit(l)
+	if err != nil {
+		if berr := wire.Scan(b); berr != nil {
+			return Commit{}, berr
+		}
 		return Commit{}, err
-	}
-	r := wire.NewReader(b)
-	parts, ok := r.Array()
-	if !ok || parts < 1 || parts > 2 {
-		return Commit{}, at(protocol.InvalidCommit, 0, "a commit is an array of its deltas and an optional tag")
-	}
-	listAt := r.Offset()
-	n, ok := r.Array()
-	if !ok {
-		return Commit{}, at(protocol.InvalidCommit, listAt, "the deltas are an array")
-	}
-	if n == 0 {
-		return Commit{}, at(protocol.EmptyCommit, listAt, "a commit carries at least one delta")
-	}
-	if n > l.maxDeltas() {
-		return Commit{}, at(protocol.TooManyDeltas, listAt, fmt.Sprintf("%d deltas are over the limit of %d", n, l.maxDeltas()))
-	}
-	d := decoder{r: r, b: b}
-	// Every delta spends at least 18 bytes on heads and its id, so this
-	// bounds the short strings; a wrong guess costs a copy, not correctness.
-	d.arena.Grow(max(0, len(b)-18*n))
-	deltas := make([]Delta, n)
-	var order error
-	prev := []byte(nil)
-	for i := range deltas {
-		slot, err := d.delta(&deltas[i])
-		if err != nil {
-			return Commit{}, err
-		}
-		// The order is judged once every delta has been read, as the
-		// reference decoder does, so a later malformed delta wins.
-		if order == nil && prev != nil {
-			switch c := bytes.Compare(prev, slot); {
-			case c == 0:
-				order = at(protocol.DuplicateSlot, d.start, "two deltas in one commit address the same slot")
-			case c > 0:
-				order = at(protocol.DeltasOutOfOrder, d.start, "deltas are written in ascending order of id, then ref")
-			}
-		}
-		prev = slot
-	}
-	if order != nil {
-		return Commit{}, order
-	}
-	c := Commit{Deltas: deltas}
-	if parts == 2 {
-		tagAt := d.r.Offset()
-		tag, ok := d.r.Bytes()
-		if !ok || len(tag) < MinTagBytes || len(tag) > MaxTagBytes {
-			return Commit{}, at(protocol.InvalidTag, tagAt, fmt.Sprintf("a tag is a byte string of %d to %d bytes", MinTagBytes, MaxTagBytes))
-		}
-		c.Tag = bytes.Clone(tag)
 	}
 	return c, nil
 }
+
+// minDelta is the fewest bytes a delta can take: its head, a type, a 12-byte
+// id with its head, and a ref of a kind and an empty key.
+const minDelta = 1 + 1 + 13 + 1 + 1 + 1
 
 // shortString is the longest string that goes into a commit's shared arena;
 // longer ones get their own allocation so keeping one pins nothing else.
 const shortString = 64
 
+// decoder is one walk over one commit. Every item is read with wire.Head,
+// which judges its bytes; an item Head refuses reads as wire.Invalid, which
+// no caller expects, so it is refused as the structure would be and
+// DecodeWithLimits lets wire.Scan name the byte-level reason.
 type decoder struct {
-	r     wire.Reader
 	b     []byte
+	off   int // the next item
 	arena strings.Builder
-	start int // offset of the delta being read
+}
+
+// head reads the head of the next item and moves past it.
+func (d *decoder) head() (wire.Type, uint64) {
+	t, arg, n := wire.Head(d.b, d.off)
+	d.off += n
+	return t, arg
+}
+
+// body consumes the n bytes of the string whose head was just read (Head
+// checked them against what is left).
+func (d *decoder) body(n uint64) []byte {
+	p := d.b[d.off : d.off+int(n)]
+	d.off += int(n)
+	return p
 }
 
 // str returns p (a slice of d.b) as a string, from the arena when short.
@@ -108,34 +88,95 @@ func (d *decoder) str(p []byte) string {
 	return d.arena.String()[at:]
 }
 
-// delta reads one delta into out and returns the bytes of its id and ref,
-// which is what canonical order compares.
-func (d *decoder) delta(out *Delta) ([]byte, error) {
-	r := &d.r
-	d.start = r.Offset()
-	n, ok := r.Array()
-	if !ok || n < 3 || n > 4 {
-		return nil, at(protocol.InvalidDelta, d.start, "a delta is an array of a type, an id, a ref and a value unless it removes")
+// commit is format.md 6.8: [deltas] or [deltas, tag].
+func (d *decoder) commit(l Limits) (Commit, error) {
+	t, parts := d.head()
+	if t != wire.Array || parts < 1 || parts > 2 {
+		return Commit{}, at(protocol.InvalidCommit, 0, "a commit is an array of its deltas and an optional tag")
 	}
-	opAt := r.Offset()
-	op, ok := r.Uint()
-	if !ok || op > uint64(Remove) {
+	listAt := d.off
+	t, n := d.head()
+	switch {
+	case t != wire.Array:
+		return Commit{}, at(protocol.InvalidCommit, listAt, "the deltas are an array")
+	case n == 0:
+		return Commit{}, at(protocol.EmptyCommit, listAt, "a commit carries at least one delta")
+	case n > uint64(l.maxDeltas()):
+		return Commit{}, at(protocol.TooManyDeltas, listAt, fmt.Sprintf("%d deltas are over the limit of %d", n, l.maxDeltas()))
+	}
+	// A count is no more than the bytes left (Head), but a Delta is far
+	// bigger than a byte: size by what the bytes can hold, which is exact
+	// for any commit that decodes.
+	rest := len(d.b) - d.off
+	deltas := make([]Delta, 0, min(int(n), rest/minDelta))
+	// The strings take what the deltas' other items leave.
+	d.arena.Grow(max(0, rest-minDelta*int(n)))
+	var order error
+	var prev []byte
+	for range n {
+		deltas = append(deltas, Delta{})
+		start := d.off
+		slot, err := d.delta(&deltas[len(deltas)-1])
+		if err != nil {
+			return Commit{}, err
+		}
+		// 6.9: ascending by the encoding of id then ref, which slot is.
+		// Judged after every delta is read, so a later malformed one wins.
+		if order == nil && prev != nil {
+			switch c := bytes.Compare(prev, slot); {
+			case c == 0:
+				order = at(protocol.DuplicateSlot, start, "two deltas in one commit address the same slot")
+			case c > 0:
+				order = at(protocol.DeltasOutOfOrder, start, "deltas are written in ascending order of id, then ref")
+			}
+		}
+		prev = slot
+	}
+	if order != nil {
+		return Commit{}, order
+	}
+	c := Commit{Deltas: deltas}
+	if parts == 2 {
+		tagAt := d.off
+		t, m := d.head()
+		if t != wire.Bytes || m < MinTagBytes || m > MaxTagBytes {
+			return Commit{}, at(protocol.InvalidTag, tagAt, fmt.Sprintf("a tag is a byte string of %d to %d bytes", MinTagBytes, MaxTagBytes))
+		}
+		c.Tag = bytes.Clone(d.body(m))
+	}
+	if d.off != len(d.b) {
+		return Commit{}, at(protocol.TrailingBytes, d.off, "bytes follow the commit")
+	}
+	return c, nil
+}
+
+// delta is format.md 6.7. It returns the bytes of the id and ref, which is
+// what canonical order compares.
+func (d *decoder) delta(out *Delta) ([]byte, error) {
+	start := d.off
+	t, n := d.head()
+	if t != wire.Array || n < 3 || n > 4 {
+		return nil, at(protocol.InvalidDelta, start, "a delta is an array of a type, an id, a ref and a value unless it removes")
+	}
+	opAt := d.off
+	t, op := d.head()
+	if t != wire.Uint || op > uint64(Remove) {
 		return nil, at(protocol.UnknownDeltaType, opAt, "a delta type is 0 add, 1 replace or 2 remove")
 	}
 	out.Op = Op(op)
-	idAt := r.Offset()
+	idAt := d.off
 	if err := d.id(&out.ID); err != nil {
 		return nil, err
 	}
 	if err := d.ref(&out.Ref); err != nil {
 		return nil, err
 	}
-	slot := d.b[idAt:r.Offset()]
+	slot := d.b[idAt:d.off]
 	switch {
 	case out.Op == Remove && n != 3:
-		return nil, at(protocol.UnexpectedValue, r.Offset(), "a remove carries no value")
+		return nil, at(protocol.UnexpectedValue, d.off, "a remove carries no value")
 	case out.Op != Remove && n != 4:
-		return nil, at(protocol.MissingValue, d.start, "an "+out.Op.String()+" carries a value")
+		return nil, at(protocol.MissingValue, start, "an "+out.Op.String()+" carries a value")
 	case out.Op != Remove:
 		if err := d.value(&out.Value); err != nil {
 			return nil, err
@@ -144,40 +185,43 @@ func (d *decoder) delta(out *Delta) ([]byte, error) {
 	return slot, nil
 }
 
+// id is format.md 6.10.
 func (d *decoder) id(out *ID) error {
-	at0 := d.r.Offset()
-	p, ok := d.r.Bytes()
-	if !ok || len(p) != len(ID{}) {
-		return at(protocol.InvalidID, at0, "an id is a 12-byte string")
+	idAt := d.off
+	t, n := d.head()
+	if t != wire.Bytes || n != uint64(len(ID{})) {
+		return at(protocol.InvalidID, idAt, "an id is a 12-byte string")
 	}
-	copy(out[:], p)
+	copy(out[:], d.body(n))
 	return nil
 }
 
+// ref is format.md 6.5.
 func (d *decoder) ref(out *Ref) error {
-	r := &d.r
-	refAt := r.Offset()
-	n, ok := r.Array()
-	if !ok || n != 2 {
+	refAt := d.off
+	t, n := d.head()
+	if t != wire.Array || n != 2 {
 		return at(protocol.InvalidRef, refAt, "a ref is an array of a kind and a key")
 	}
-	kindAt := r.Offset()
-	k, ok := r.Uint()
-	if !ok || k > uint64(Map) {
+	kindAt := d.off
+	t, k := d.head()
+	if t != wire.Uint || k > uint64(Map) {
 		return at(protocol.UnknownRefKind, kindAt, "a ref kind is 0 object, 1 array or 2 map")
 	}
 	out.Kind = Kind(k)
-	keyAt := r.Offset()
-	var key []byte
+	keyAt := d.off
+	want := wire.Bytes
 	if out.Kind == Object {
-		key, ok = r.TextBytes()
-	} else {
-		key, ok = r.Bytes()
+		want = wire.Text
 	}
-	if !ok {
+	t, n = d.head()
+	if t != want {
 		return at(protocol.InvalidRef, keyAt, "an object key is text, an array or map key is bytes")
 	}
+	key := d.body(n)
 	switch {
+	case t == wire.Text && !wire.ValidText(key):
+		return at(protocol.InvalidUTF8, keyAt, "text is not well formed UTF-8")
 	case out.Kind == Array && !ValidPosition(key):
 		return at(protocol.InvalidPosition, keyAt, "a position is non-empty and does not end in a zero byte")
 	case out.Kind == Map && len(key) != len(ID{}):
@@ -187,52 +231,52 @@ func (d *decoder) ref(out *Ref) error {
 	return nil
 }
 
+// value is format.md 6.4: a primitive or a reference.
 func (d *decoder) value(out *Value) error {
-	r := &d.r
-	switch r.Next() {
-	case wire.Uint, wire.NegInt:
-		v, _ := r.Int() // Scan kept it within 2^53
-		*out = Value{Type: Int, Int: v}
+	valAt := d.off
+	t, arg := d.head()
+	switch t {
+	case wire.Uint:
+		*out = Value{Type: Int, Int: int64(arg)} // Head kept it within 2^53
+	case wire.NegInt:
+		*out = Value{Type: Int, Int: -1 - int64(arg)}
 	case wire.Float:
-		f, _ := r.Float() // Scan kept it finite and not whole
-		*out = Value{Type: Float, Float: f}
+		*out = Value{Type: Float, Float: math.Float64frombits(arg)}
 	case wire.Text:
-		p, _ := r.TextBytes()
+		p := d.body(arg)
+		if !wire.ValidText(p) {
+			return at(protocol.InvalidUTF8, valAt, "text is not well formed UTF-8")
+		}
 		*out = Value{Type: Text, Str: d.str(p)}
 	case wire.Bytes:
-		p, _ := r.Bytes()
-		*out = Value{Type: Bytes, Str: d.str(p)}
+		*out = Value{Type: Bytes, Str: d.str(d.body(arg))}
 	case wire.False, wire.True:
-		v, _ := r.Bool()
-		*out = Value{Type: Bool, Bool: v}
+		*out = Value{Type: Bool, Bool: t == wire.True}
 	case wire.Null:
-		r.Null()
 		*out = Value{}
 	default:
-		return d.reference(out)
+		return d.reference(out, valAt, t, arg)
 	}
 	return nil
 }
 
-func (d *decoder) reference(out *Value) error {
-	r := &d.r
-	refAt := r.Offset()
-	n, ok := r.Array()
-	if !ok || n != 3 {
+// reference reads [edge, kind, id] once its head (t, n at refAt) is read.
+func (d *decoder) reference(out *Value, refAt int, t wire.Type, n uint64) error {
+	if t != wire.Array || n != 3 {
 		return at(protocol.InvalidReference, refAt, "a reference is an array of an edge, a kind and an id")
 	}
-	edgeAt := r.Offset()
-	e, ok := r.Uint()
-	if !ok || e > uint64(Alias) {
+	edgeAt := d.off
+	t, e := d.head()
+	if t != wire.Uint || e > uint64(Alias) {
 		return at(protocol.UnknownEdgeKind, edgeAt, "an edge is 0 attach or 1 alias")
 	}
-	kindAt := r.Offset()
-	k, ok := r.Uint()
-	if !ok || k > uint64(Map) {
+	kindAt := d.off
+	t, k := d.head()
+	if t != wire.Uint || k > uint64(Map) {
 		return at(protocol.UnknownRefKind, kindAt, "a reference kind is 0 object, 1 array or 2 map")
 	}
-	idAt := r.Offset()
-	if r.Next() != wire.Bytes {
+	idAt := d.off
+	if t, _, _ := wire.Head(d.b, d.off); t != wire.Bytes {
 		return at(protocol.InvalidReference, idAt, "a reference names an id")
 	}
 	ref := Reference{Edge: Edge(e), Kind: Kind(k)}

@@ -10,9 +10,10 @@ import (
 	"github.com/weftgate/weftgate/protocol"
 )
 
-// FuzzDecode: Decode never panics, refuses only with a *protocol.Error that
-// has a reason and an offset inside the input, and whatever it accepts
-// re-encodes to exactly the same bytes and survives the JSON view.
+// FuzzDecode: Decode never panics, agrees with the two-pass reference,
+// refuses only with a *protocol.Error that has a reason and an offset inside
+// the input, and whatever it accepts re-encodes to exactly the same bytes and
+// survives the JSON view.
 func FuzzDecode(f *testing.F) {
 	valid, invalid := allFixtureBytes(f)
 	for _, b := range append(valid, invalid...) {
@@ -24,6 +25,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		agree(t, b, Limits{})
 		c, err := Decode(b)
 		if err != nil {
 			pe, ok := err.(*protocol.Error)

@@ -22,79 +22,34 @@ func Scan(b []byte) error {
 	depth := 0
 	off := 0
 	for {
-		if off >= len(b) {
-			return fail(protocol.Truncated, off, "the bytes end before the value they promise")
-		}
 		if depth > 0 {
 			left[depth-1]--
 		}
-		start := off
-		ib := b[off]
-		major := ib >> 5
-		off++
-		switch major {
-		case majorMap:
-			return fail(protocol.UnsupportedMajor, start, "maps are not part of the format")
-		case majorTag:
-			return fail(protocol.UnsupportedMajor, start, "tags are not part of the format")
-		case majorSimple:
-			var err error
-			if off, err = scanSimple(b, start); err != nil {
-				return err
-			}
-		case majorArray:
-			// Judged before the length, as the reference decoder does, so
-			// the ninth level is refused whatever its head says.
-			if depth >= MaxDepth {
-				return fail(protocol.NestingTooDeep, start, "arrays nest past eight levels")
-			}
-			arg := uint64(ib & 0x1f)
-			if arg >= 24 {
-				a, n, r := argument(b, off, ib&0x1f)
-				if r != "" {
-					return fail(r, start, headMessage(r))
-				}
-				arg = a
-				off += n
-			}
-			// Every item takes at least one byte.
-			if arg > uint64(len(b)-off) {
-				return fail(protocol.Truncated, start, "an array states more items than the bytes hold")
-			}
+		// Judged before the head, as the reference decoder does, so the
+		// ninth level is refused whatever its head says.
+		if depth >= MaxDepth && off < len(b) && b[off]>>5 == majorArray {
+			return fail(protocol.NestingTooDeep, off, "arrays nest past eight levels")
+		}
+		t, arg, n := Head(b, off)
+		if t == Invalid {
+			return refusal(b, off)
+		}
+		off += n
+		switch t {
+		case Array:
 			if arg > 0 {
 				left[depth] = arg
 				depth++
 				continue
 			}
-		default:
-			arg := uint64(ib & 0x1f)
-			if arg >= 24 {
-				a, n, r := argument(b, off, ib&0x1f)
-				if r != "" {
-					return fail(r, start, headMessage(r))
-				}
-				arg = a
-				off += n
+		case Text:
+			end := off + int(arg)
+			if !ValidText(b[off:end]) {
+				return fail(protocol.InvalidUTF8, off-n, "text is not well formed UTF-8")
 			}
-			switch major {
-			case majorUint:
-				if arg > MaxInt {
-					return fail(protocol.IntegerOutOfRange, start, "an integer above 2^53 is not exact")
-				}
-			case majorNegInt:
-				if arg >= MaxInt {
-					return fail(protocol.IntegerOutOfRange, start, "an integer below -2^53 is not exact")
-				}
-			default: // bytes or text
-				if arg > uint64(len(b)-off) {
-					return fail(protocol.Truncated, start, "a string states more bytes than remain")
-				}
-				end := off + int(arg)
-				if major == majorText && !validText(b[off:end]) {
-					return fail(protocol.InvalidUTF8, start, "text is not well formed UTF-8")
-				}
-				off = end
-			}
+			off = end
+		case Bytes:
+			off += int(arg)
 		}
 		// An item ended: close every array whose last item it was.
 		for depth > 0 && left[depth-1] == 0 {
@@ -109,38 +64,125 @@ func Scan(b []byte) error {
 	}
 }
 
-// validText is utf8.Valid with an inline first look for the short ASCII
-// keys most commits are made of, where the call itself was the cost.
-func validText(p []byte) bool {
+// Head reads the head of the item at b[off] and judges it as Scan does, for
+// a decoder that checks the bytes in the same walk that reads them. It
+// returns the item's type, its argument and the head's length in bytes, or
+// Invalid (and n 0) when Scan would refuse the item at off for anything but
+// its contents: a head Scan refuses, an integer out of range, a float64 that
+// is not finite or is whole, a simple value outside the four, or a string or
+// array longer than the bytes after its head. What it does not judge is
+// whether text is UTF-8 (ValidText), nesting, and trailing bytes.
+//
+// For Uint and NegInt arg is the argument; for Bytes, Text and Array the
+// length; for Float the bits, and n counts the eight bytes after the head.
+//
+// The one-byte heads are read inline; on Invalid, Scan names the reason.
+func Head(b []byte, off int) (t Type, arg uint64, n int) {
+	// Majors 0 to 4 with the argument in the initial byte; Type counts those
+	// majors from Uint in the same order. The length test is only needed for
+	// strings and arrays, and is harmless for integers.
+	if off < len(b) {
+		if ib := b[off]; ib < majorMap<<5 && ib&0x1f < 24 && int(ib&0x1f) < len(b)-off {
+			return Type(ib>>5) + Uint, uint64(ib & 0x1f), 1
+		}
+	}
+	return headWide(b, off)
+}
+
+func headWide(b []byte, off int) (Type, uint64, int) {
+	t, arg, n, err := head(b, off)
+	if err != nil {
+		return Invalid, 0, 0
+	}
+	return t, arg, n
+}
+
+// refusal is the error of the item at b[off], which Head refused.
+func refusal(b []byte, off int) error {
+	_, _, _, err := head(b, off)
+	return err
+}
+
+// head is Head with the reason for a refusal. It allocates only to refuse.
+func head(b []byte, off int) (Type, uint64, int, error) {
+	if off >= len(b) {
+		return Invalid, 0, 0, fail(protocol.Truncated, off, "the bytes end before the value they promise")
+	}
+	ib := b[off]
+	major := ib >> 5
+	switch major {
+	case majorMap:
+		return Invalid, 0, 0, fail(protocol.UnsupportedMajor, off, "maps are not part of the format")
+	case majorTag:
+		return Invalid, 0, 0, fail(protocol.UnsupportedMajor, off, "tags are not part of the format")
+	case majorSimple:
+		return simple(b, off)
+	}
+	arg, n, r := argument(b, off+1, ib&0x1f)
+	if r != "" {
+		return Invalid, 0, 0, fail(r, off, headMessage(r))
+	}
+	n++
+	switch major {
+	case majorUint:
+		if arg > MaxInt {
+			return Invalid, 0, 0, fail(protocol.IntegerOutOfRange, off, "an integer above 2^53 is not exact")
+		}
+	case majorNegInt:
+		if arg >= MaxInt {
+			return Invalid, 0, 0, fail(protocol.IntegerOutOfRange, off, "an integer below -2^53 is not exact")
+		}
+	case majorArray:
+		// Every item takes at least one byte.
+		if arg > uint64(len(b)-off-n) {
+			return Invalid, 0, 0, fail(protocol.Truncated, off, "an array states more items than the bytes hold")
+		}
+	default: // bytes or text
+		if arg > uint64(len(b)-off-n) {
+			return Invalid, 0, 0, fail(protocol.Truncated, off, "a string states more bytes than remain")
+		}
+	}
+	return Type(major) + Uint, arg, n, nil
+}
+
+// simple judges the major-7 item at b[off].
+func simple(b []byte, off int) (Type, uint64, int, error) {
+	switch b[off] {
+	case byteFalse:
+		return False, 0, 1, nil
+	case byteTrue:
+		return True, 0, 1, nil
+	case byteNull:
+		return Null, 0, 1, nil
+	case byteFloat64:
+		if len(b)-off < 9 {
+			return Invalid, 0, 0, fail(protocol.Truncated, off, "a float64 needs eight bytes")
+		}
+		bits := binary.BigEndian.Uint64(b[off+1:])
+		f := math.Float64frombits(bits)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return Invalid, 0, 0, fail(protocol.NonFiniteFloat, off, "NaN and the infinities have no encoding")
+		}
+		if wholeInRange(f) {
+			return Invalid, 0, 0, fail(protocol.NonCanonicalFloat, off, "a whole number within 2^53 is written as an integer")
+		}
+		return Float, bits, 9, nil
+	}
+	// Half and single floats are refused here too (INDEX.md 8.2), and so is
+	// every other major-7 byte: the reference decoder reads no argument for
+	// major 7, so 0xfc to 0xff are unsupported simple values, not heads.
+	return Invalid, 0, 0, fail(protocol.UnsupportedSimple, off, "only false, true, null and float64 are simple values of the format")
+}
+
+// ValidText reports whether p is well formed UTF-8: utf8.Valid with an
+// inline first look for the short ASCII keys most commits are made of, where
+// the call itself was the cost.
+func ValidText(p []byte) bool {
 	var or byte
 	for _, c := range p {
 		or |= c
 	}
 	return or < utf8.RuneSelf || utf8.Valid(p)
-}
-
-// scanSimple judges a major-7 item at b[start] and returns the offset after it.
-func scanSimple(b []byte, start int) (int, error) {
-	switch b[start] {
-	case byteFalse, byteTrue, byteNull:
-		return start + 1, nil
-	case byteFloat64:
-		if len(b)-start < 9 {
-			return 0, fail(protocol.Truncated, start, "a float64 needs eight bytes")
-		}
-		f := math.Float64frombits(binary.BigEndian.Uint64(b[start+1:]))
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fail(protocol.NonFiniteFloat, start, "NaN and the infinities have no encoding")
-		}
-		if wholeInRange(f) {
-			return 0, fail(protocol.NonCanonicalFloat, start, "a whole number within 2^53 is written as an integer")
-		}
-		return start + 9, nil
-	}
-	// Half and single floats are refused here too (INDEX.md 8.2), and so is
-	// every other major-7 byte: the reference decoder reads no argument for
-	// major 7, so 0xfc to 0xff are unsupported simple values, not heads.
-	return 0, fail(protocol.UnsupportedSimple, start, "only false, true, null and float64 are simple values of the format")
 }
 
 // wholeInRange reports whether f must be written as an integer. Negative zero
