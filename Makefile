@@ -14,6 +14,13 @@ vet:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# The reliability tests (crash, stalled peer) for longer than CI runs them:
+# each runs for about SOAK (internal/soak); the other tests run as usual.
+SOAK ?= 10m
+.PHONY: soak
+soak:
+	WEFTGATE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count 1 ./gateway/...
+
 FUZZTIME ?= 10s
 # Short minimisation: a new input found near the end of a short run must not
 # outlive -fuzztime (the run then fails with "context deadline exceeded").
