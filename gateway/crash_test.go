@@ -3,54 +3,84 @@ package gateway_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/soak"
 	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
 )
 
-const childEnv = "WEFTGATE_TEST_GATEWAY_DIR"
+const (
+	childEnv = "WEFTGATE_TEST_GATEWAY_DIR"
+	// crashSeedEnv replays a failed run of TestSIGKILLAtRandomPoints.
+	crashSeedEnv = "WEFTGATE_CRASH_SEED"
+	// crashSnapshotEvery is small so that kills also land around snapshots.
+	crashSnapshotEvery = 20
+)
 
-// runChild, in a re-executed test binary, runs a gateway on the bbolt store
-// in $WEFTGATE_TEST_GATEWAY_DIR until it is killed, printing its URL.
+// runChild, in a re-executed test binary, runs a gateway and its gRPC
+// bridge on the bbolt store in $WEFTGATE_TEST_GATEWAY_DIR until it is
+// killed, printing both addresses.
 func runChild() bool {
 	dir := os.Getenv(childEnv)
 	if dir == "" {
 		return false
 	}
-	st, err := store.Open(dir, store.Options{})
-	if err != nil {
+	fail := func(err error) {
 		fmt.Println("ERR", err)
 		os.Exit(2)
 	}
-	s, err := gateway.New(gateway.Config{Store: st, PingInterval: -1})
+	st, err := store.Open(dir, store.Options{Retain: -1})
 	if err != nil {
-		fmt.Println("ERR", err)
-		os.Exit(2)
+		fail(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	b := bridge.New(bridge.Config{Store: st})
+	s, err := gateway.New(gateway.Config{Store: st, PingInterval: -1, SnapshotEvery: crashSnapshotEvery})
 	if err != nil {
-		fmt.Println("ERR", err)
-		os.Exit(2)
+		fail(err)
 	}
-	fmt.Printf("URL ws://%s/\n", ln.Addr())
-	http.Serve(ln, s)
+	b.Attach(s)
+	ws, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	g := b.NewGRPCServer()
+	go g.Serve(gl)
+	fmt.Printf("URL ws://%s/ %s\n", ws.Addr(), gl.Addr())
+	http.Serve(ws, s)
 	return true
 }
 
-// startChild starts a gateway process on dir and returns its URL.
-func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
+// startChild starts a gateway process on dir and returns its WebSocket URL
+// and gRPC address.
+func startChild(t *testing.T, dir string) (*exec.Cmd, string, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+dir)
@@ -63,122 +93,326 @@ func startChild(t *testing.T, dir string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "URL ") {
+	f := strings.Fields(line)
+	if err != nil || len(f) != 3 || f[0] != "URL" {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("child said %q (%v)", line, err)
 	}
-	return cmd, strings.TrimSpace(strings.TrimPrefix(line, "URL "))
+	return cmd, f[1], f[2]
 }
 
-// A gateway killed with SIGKILL during a write burst loses none of the
-// commits any peer was sent, across several kills.
-func TestSIGKILLLosesNothingDelivered(t *testing.T) {
-	dir := t.TempDir()
-	var delivered [][]byte // every commit the watcher received, in order
-	for round := range 3 {
-		cmd, url := startChild(t, dir)
-		w := dial(t, url, peer.Options{EventBuffer: 1 << 16})
-		var wd *peer.Doc
-		var err error
-		if round == 0 {
-			wd, err = w.Share(ctxT(t), "burst", newDoc())
-		} else {
-			wd, err = w.Join(ctxT(t), "burst")
-		}
+// subEvent is one commit a subscriber was sent.
+type subEvent struct {
+	cursor uint64
+	commit []byte
+}
+
+// subscribe follows doc from cursor after over gRPC until the stream ends
+// (the gateway is killed), sending each commit to out.
+func subscribe(ctx context.Context, client v1.GatewayServiceClient, doc string, after uint64, out chan<- subEvent) error {
+	s, err := client.Subscribe(ctx, &v1.SubscribeRequest{
+		Target: &v1.SubscribeRequest_Document{Document: doc},
+		Resume: map[string]uint64{doc: after},
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		m, err := s.Recv()
 		if err != nil {
-			t.Fatalf("round %d: %v", round, err)
+			return err
 		}
-		if round > 0 && len(wd.Snapshot().Deltas) == 0 {
-			t.Fatalf("round %d: the document came back empty", round)
+		switch {
+		case m.GetCommit() != nil:
+			e := m.GetCommit()
+			out <- subEvent{cursor: e.GetCursor(), commit: e.GetCommit().GetEncoded()}
+		case m.GetSnapshot() != nil:
+			return fmt.Errorf("a snapshot at %d, where every commit is retained", m.GetSnapshot().GetCursor())
 		}
-		wr := dial(t, url, peer.Options{})
-		wrd, err := wr.Join(ctxT(t), "burst")
+	}
+}
+
+// storedRecords reads every record of doc from the store in dir, with the
+// document's root, once the gateway is dead.
+func storedRecords(t *testing.T, dir, doc string) (*store.Snapshot, []store.Record) {
+	t.Helper()
+	st, err := store.Open(dir, store.Options{Retain: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	snap, _, err := st.Load(context.Background(), doc)
+	if errors.Is(err, store.ErrUnknownDocument) {
+		return nil, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []store.Record
+	for next := uint64(1); ; {
+		rs, err := st.Read(context.Background(), doc, next, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				if _, err := set(wrd, fmt.Sprintf("r%d-%d", round, i%50), commit.IntValue(int64(i))); err != nil {
-					return // the link ended under the kill
-				}
-				if i > 5000 {
-					return
-				}
+		if len(rs) == 0 {
+			return snap, recs
+		}
+		recs = append(recs, rs...)
+		next = rs[len(rs)-1].Cursor + 1
+	}
+}
+
+// replay is the state recs make of an empty document with snap's root.
+func replay(t *testing.T, snap *store.Snapshot, recs []store.Record) string {
+	t.Helper()
+	d := document.New(commit.ID(snap.Root), commit.Kind(snap.RootKind), document.Limits{})
+	for _, r := range recs {
+		c, err := commit.Decode(r.Commit)
+		if err == nil {
+			_, err = d.Apply(c)
+		}
+		if err != nil {
+			t.Fatalf("record %d does not apply: %v", r.Cursor, err)
+		}
+	}
+	return encodeState(t, d.Snapshot())
+}
+
+// A gateway killed with SIGKILL at random points of a write burst from many
+// peers, restarted on the same store, again and again: every commit a peer
+// or the subscriber was sent is stored, cursors have no gap, each watcher's
+// replica equals the store's state at the last commit it saw, a peer
+// joining after a restart gets the stored state, and a subscriber resuming
+// from its last cursor sees every cursor exactly once.
+func TestSIGKILLAtRandomPoints(t *testing.T) {
+	seed := time.Now().UnixNano()
+	if v := os.Getenv(crashSeedEnv); v != "" {
+		var err error
+		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", crashSeedEnv, v, err)
+		}
+	}
+	t.Logf("seed %d (replay with %s=%d)", seed, crashSeedEnv, seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	dir := t.TempDir()
+	docs := []string{"burst-a", "burst-b"}
+	const writersPerDoc = 3
+	seen := map[string][]subEvent{} // the subscriber's, across every round
+	stored := map[string]string{}   // each document's stored state after the last kill
+	start := time.Now()
+	round := 0
+	for ; soak.Until(start, round, 3); round++ {
+		cmd, url, addr := startChild(t, dir)
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The subscriber resumes each document from the last cursor it saw.
+		subCtx, subCancel := context.WithCancel(context.Background())
+		subDone := make(chan error, len(docs))
+		perDoc := map[string]chan subEvent{}
+		for _, doc := range docs {
+			ch := make(chan subEvent, 1<<14)
+			perDoc[doc] = ch
+			var after uint64
+			if s := seen[doc]; len(s) > 0 {
+				after = s[len(s)-1].cursor
 			}
-		}()
-		// Kill once the watcher has seen a good part of the burst.
-		got := waitApplied(t, wd, 300)
+			go func() { subDone <- subscribe(subCtx, v1.NewGatewayServiceClient(cc), doc, after, ch) }()
+		}
+		// One watcher per document; after the first round each must get the
+		// stored state when it joins.
+		watchers := map[string]*peer.Doc{}
+		var peers []*peer.Peer
+		for _, doc := range docs {
+			p := dial(t, url, peer.Options{EventBuffer: 1 << 16})
+			peers = append(peers, p)
+			var d *peer.Doc
+			if round == 0 {
+				d, err = p.Share(ctxT(t), doc, newDoc())
+			} else {
+				d, err = p.Join(ctxT(t), doc)
+			}
+			if err != nil {
+				t.Fatalf("round %d: %s: %v", round, doc, err)
+			}
+			if round > 0 && stateOf(t, d) != stored[doc] {
+				t.Fatalf("round %d: %s: a peer joining after the restart does not get the stored state", round, doc)
+			}
+			watchers[doc] = d
+		}
+		// The writers: each its own keys, as fast as the link takes them.
+		var wg sync.WaitGroup
+		for _, doc := range docs {
+			for w := range writersPerDoc {
+				p := dial(t, url, peer.Options{})
+				peers = append(peers, p)
+				d, err := p.Join(ctxT(t), doc)
+				if err != nil {
+					t.Fatalf("round %d: writer: %v", round, err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < 20000; i++ {
+						if _, err := set(d, fmt.Sprintf("r%d-w%d-%d", round, w, i%16), commit.IntValue(int64(i))); err != nil {
+							return // the link ended under the kill
+						}
+					}
+				}()
+			}
+		}
+		// Kill once the subscriber has been sent a random number of commits
+		// this round, from none at all to a few hundred.
+		killAt := rng.IntN(400)
+		got := 0
+		merge := func(doc string, e subEvent) { seen[doc] = append(seen[doc], e); got++ }
+		timeout := time.After(20 * time.Second)
+		for got < killAt {
+			select {
+			case e := <-perDoc[docs[0]]:
+				merge(docs[0], e)
+			case e := <-perDoc[docs[1]]:
+				merge(docs[1], e)
+			case <-timeout:
+				t.Fatalf("round %d: %d of %d commits reached the subscriber", round, got, killAt)
+			}
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		// Whatever else was in its queue was also sent to it.
-	drain:
-		for {
+		t.Logf("round %d: killed after %d subscribed commits", round, got)
+		// What was already on its way still counts: drain every stream.
+		for range docs {
 			select {
-			case ev, ok := <-wd.Events():
-				if !ok {
-					break drain
+			case err := <-subDone:
+				if err != nil && !isStreamEnd(err) {
+					t.Errorf("round %d: subscriber: %v", round, err)
 				}
-				if a, ok := ev.(peer.Applied); ok {
-					got = append(got, a)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: the subscription did not end after the kill", round)
+			}
+		}
+		subCancel()
+		cc.Close()
+		for _, doc := range docs {
+			for drained := false; !drained; {
+				select {
+				case e := <-perDoc[doc]:
+					merge(doc, e)
+				default:
+					drained = true
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("the watcher's link did not end after the kill")
+			}
+		}
+		applied := map[string][][]byte{}
+		for _, doc := range docs {
+			d := watchers[doc]
+			for ended := false; !ended; {
+				select {
+				case ev, ok := <-d.Events():
+					if !ok {
+						ended = true
+						break
+					}
+					if a, ok := ev.(peer.Applied); ok {
+						b, err := commit.Encode(a.Commit)
+						if err != nil {
+							t.Fatal(err)
+						}
+						applied[doc] = append(applied[doc], b)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("round %d: the watcher's link did not end after the kill", round)
+				}
 			}
 		}
 		wg.Wait()
-		for _, a := range got {
-			b, err := commit.Encode(a.Commit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			delivered = append(delivered, b)
+		for _, p := range peers {
+			p.Close()
 		}
-		w.Close()
-		wr.Close()
-		// Every delivered commit is in the store, in order, with no gap.
-		st, err := store.Open(dir, store.Options{})
+		for _, doc := range docs {
+			stored[doc] = checkAfterKill(t, round, dir, doc, seen[doc], applied[doc], watchers[doc])
+		}
+	}
+	// One last start: a peer joining gets exactly the stored state.
+	cmd, url, _ := startChild(t, dir)
+	defer func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}()
+	for _, doc := range docs {
+		p := dial(t, url, peer.Options{})
+		d, err := p.Join(ctxT(t), doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var recs []store.Record
-		for next := uint64(1); ; {
-			rs, err := st.Read(context.Background(), "burst", next, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rs) == 0 {
-				break
-			}
-			recs = append(recs, rs...)
-			next = rs[len(rs)-1].Cursor + 1
+		if stateOf(t, d) != stored[doc] {
+			t.Errorf("%s: a peer joining after %d kills does not get the stored state", doc, round)
 		}
-		st.Close()
-		if len(recs) < len(delivered) {
-			t.Fatalf("round %d: %d commits stored, %d delivered", round, len(recs), len(delivered))
-		}
-		// The store holds the watcher's commits plus, for the first round,
-		// nothing else: the writer is the only origin besides it.
-		j := 0
-		for i, r := range recs {
-			if r.Cursor != uint64(i+1) {
-				t.Fatalf("gap: record %d has cursor %d", i, r.Cursor)
-			}
-			if j < len(delivered) && string(r.Commit) == string(delivered[j]) {
-				j++
-			}
-		}
-		if j != len(delivered) {
-			t.Fatalf("round %d: only %d of %d delivered commits are stored in order", round, j, len(delivered))
-		}
-		delivered = delivered[:0]
-		for _, r := range recs {
-			delivered = append(delivered, r.Commit)
+		p.Close()
+	}
+}
+
+// checkAfterKill compares what the subscriber and a watcher were sent with
+// what the store holds for doc.
+func checkAfterKill(t *testing.T, round int, dir, doc string, seen []subEvent, applied [][]byte, w *peer.Doc) string {
+	t.Helper()
+	snap, recs := storedRecords(t, dir, doc)
+	for i, r := range recs {
+		if r.Cursor != uint64(i+1) {
+			t.Fatalf("round %d: %s: gap: record %d has cursor %d", round, doc, i, r.Cursor)
 		}
 	}
+	// The subscriber, across every round so far: cursors 1, 2, 3, ... each
+	// once, each the stored commit.
+	for i, e := range seen {
+		if e.cursor != uint64(i+1) {
+			t.Fatalf("round %d: %s: the subscriber's event %d has cursor %d: a gap or a duplicate", round, doc, i, e.cursor)
+		}
+		if i >= len(recs) {
+			t.Fatalf("round %d: %s: the subscriber was sent cursor %d; the store ends at %d", round, doc, e.cursor, len(recs))
+		}
+		if string(e.commit) != string(recs[i].Commit) {
+			t.Fatalf("round %d: %s: cursor %d differs from the stored commit", round, doc, e.cursor)
+		}
+	}
+	all := replay(t, snap, recs)
+	// The watcher was sent a run of consecutive stored commits, from the
+	// state it joined with; its replica is the store's state at the end of
+	// that run.
+	if len(applied) == 0 {
+		return all
+	}
+	at := -1
+	for i := range recs {
+		if string(recs[i].Commit) == string(applied[0]) && i+len(applied) <= len(recs) {
+			ok := true
+			for j := range applied {
+				if string(recs[i+j].Commit) != string(applied[j]) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				at = i
+				break
+			}
+		}
+	}
+	if at < 0 {
+		t.Fatalf("round %d: %s: the %d commits the watcher was sent are not a run of stored commits", round, doc, len(applied))
+	}
+	if stateOf(t, w) != replay(t, snap, recs[:at+len(applied)]) {
+		t.Fatalf("round %d: %s: the watcher's replica is not the stored state at cursor %d", round, doc, at+len(applied))
+	}
+	return all
+}
+
+// isStreamEnd reports whether err is a subscription ended by its
+// gateway's death.
+func isStreamEnd(err error) bool {
+	return errors.Is(err, io.EOF) || status.Code(err) == codes.Unavailable
 }
 
 // A clean restart on the same store brings every document back.
