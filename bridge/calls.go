@@ -12,9 +12,17 @@ import (
 
 var _ requests.Calls = (*Server)(nil)
 
-// errCallFailed answers a peer "failed": the backend failed, timed out or
-// was busy. requests.Calls has no way to add reasons to "failed".
+// errCallFailed answers a peer "failed": the backend failed, or answered
+// something that is not a call's answer.
 var errCallFailed = errors.New("bridge: the call failed")
+
+// callFallback is "failed" with the reason the backend could not answer.
+func callFallback(fb fallback) error {
+	if fb == fbBusy {
+		return &requests.Failure{Message: "the call failed", Reasons: []admission.Reason{{Code: string(ReasonAuthorityBusy), Message: "the call's backend is busy"}}}
+	}
+	return &requests.Failure{Message: "the call failed", Reasons: []admission.Reason{{Code: string(ReasonAuthorityTimeout), Message: "the call's backend did not answer in time"}}}
+}
 
 // Call asks the call claimant of the name to answer a request-channel call
 // (requests.Calls); progress answers reach the peer as they come. No
@@ -45,7 +53,7 @@ func (s *Server) Call(ctx context.Context, c requests.Call, progress func(json.R
 				done <- result{nil, requests.ErrMissing}
 				return
 			}
-			done <- result{nil, errCallFailed}
+			done <- result{nil, callFallback(fb)}
 		},
 	}
 	s.router.start(a)
@@ -86,6 +94,15 @@ func callResult(a *v1.Answer) (json.RawMessage, error) {
 			return nil, requests.ErrMissing
 		case requests.ReasonNotData:
 			return nil, requests.ErrNotData
+		case requests.ReasonFailed:
+			// Written by the backend for the client, so it is passed on.
+			f := &requests.Failure{Message: o.Error.Message}
+			for _, r := range o.Error.Reasons {
+				if r != nil && r.Code != "" {
+					f.Reasons = append(f.Reasons, admission.Reason{Code: r.Code, Message: r.Message})
+				}
+			}
+			return nil, f
 		}
 	}
 	return nil, errCallFailed

@@ -80,8 +80,7 @@ func identifyVerdict(a *v1.Answer) (admission.Identity, error) {
 }
 
 // identifyFallback: open admits as anonymous; closed (and a busy bridge)
-// refuses with 503. The admission gate today turns a refusal's non-4xx
-// status into 401, keeping the reason.
+// refuses with 503 and the reason, which the admission gate keeps.
 func (s *Server) identifyFallback(path string, fb fallback) (admission.Identity, error) {
 	v := s.acceptFallback(path, fb)
 	if v.Accepted() {

@@ -160,8 +160,9 @@ func TestCallProgressRestartsTimeout(t *testing.T) {
 		done <- err
 	}()
 	a.nextQuestion()
-	if err := <-done; err == nil {
-		t.Fatal("a silent call succeeded")
+	var f *requests.Failure
+	if err := <-done; !errors.As(err, &f) || len(f.Reasons) != 1 || f.Reasons[0].Code != string(bridge.ReasonAuthorityTimeout) {
+		t.Fatalf("a silent call: %v, want failed with authority-timeout", err)
 	}
 	if w := a.nextCtl().GetWithdrawn(); w == nil || w.Reason != v1.WithdrawReason_WITHDRAW_REASON_TIMEOUT {
 		t.Fatalf("withdrawn %v", w)

@@ -95,6 +95,15 @@ func TestCallAnsweredByTheBackend(t *testing.T) {
 	if got := readText(t, ws); !strings.Contains(got, `"reason":"refused"`) || !strings.Contains(got, `"quota"`) {
 		t.Fatalf("got %s, want refused with quota", got)
 	}
+	// So does a failure the backend wrote for the client.
+	if err := ws.Write(ctxT(t), websocket.MessageText, []byte(`{"id":4,"name":"echo"}`)); err != nil {
+		t.Fatal(err)
+	}
+	q = a.nextQuestion()
+	a.answer(&v1.Answer{QuestionId: q.Id, Kind: &v1.Answer_Call{Call: &v1.CallAnswer{Outcome: &v1.CallAnswer_Error{Error: &v1.CallError{Reason: "failed", Message: "try tomorrow", Reasons: []*v1.Reason{{Code: "maintenance", Message: "until 6"}}}}}}})
+	if got, want := readText(t, ws), `{"id":4,"error":{"reason":"failed","message":"try tomorrow","reasons":[{"code":"maintenance","message":"until 6"}]}}`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
 }
 
 func readText(t *testing.T, ws *websocket.Conn) string {

@@ -68,7 +68,16 @@ type Authority interface {
 // Loader produces a document the gateway does not hold (a backend's load).
 // It returns ok=false when nobody holds it.
 type Loader interface {
-	Load(ctx context.Context, name string) (root frame.Root, state []byte, ok bool, err error)
+	Load(ctx context.Context, name string) (doc Loaded, ok bool, err error)
+}
+
+// Loaded is a document a Loader produced.
+type Loaded struct {
+	Root  frame.Root
+	State []byte // a snapshot commit; nil for an empty document
+	// Cursor is the cursor State is at; the gateway numbers the next
+	// commit Cursor+1, so cursors continue from wherever the document was.
+	Cursor uint64
 }
 
 // Policy is the local authority: it accepts every commit unless ReadOnly is

@@ -301,8 +301,8 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 		if len(h.loadWait) == 1 {
 			name, ctx := h.name, h.srv.ctx
 			h.srv.track(func() {
-				root, state, found, err := l.Load(ctx, name)
-				h.post(func() { h.backendLoaded(root, state, found, err) })
+				doc, found, err := l.Load(ctx, name)
+				h.post(func() { h.backendLoaded(doc, found, err) })
 			})
 		}
 		return
@@ -326,13 +326,13 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 
 // backendLoaded takes a backend's answer to a load: a document to hold, or
 // nothing (the opens then go on as if there were no loader).
-func (h *hub) backendLoaded(root frame.Root, state []byte, found bool, err error) {
+func (h *hub) backendLoaded(doc Loaded, found bool, err error) {
 	h.loadAsked = true
 	if err != nil {
 		h.srv.log.Warn("backend load", "document", h.name, "err", err)
 	}
 	if found && err == nil && h.doc == nil {
-		if lerr := h.adopt(root, state); lerr != nil {
+		if lerr := h.adopt(doc); lerr != nil {
 			h.srv.log.Warn("backend load refused", "document", h.name, "err", lerr)
 		}
 	}
@@ -343,8 +343,10 @@ func (h *hub) backendLoaded(root frame.Root, state []byte, found bool, err error
 	}
 }
 
-// adopt makes a loaded state the document, durable before anyone sees it.
-func (h *hub) adopt(root frame.Root, state []byte) error {
+// adopt makes a loaded state the document at the loader's cursor, durable
+// before anyone sees it.
+func (h *hub) adopt(doc Loaded) error {
+	root, state := doc.Root, doc.State
 	d := document.New(root.ID, root.Kind, h.srv.cfg.DocumentLimits)
 	if state != nil {
 		st, err := commit.DecodeWithLimits(state, h.srv.cfg.CommitLimits)
@@ -355,12 +357,12 @@ func (h *hub) adopt(root frame.Root, state []byte) error {
 			return err
 		}
 	}
-	snap := store.Snapshot{Cursor: h.cursor, State: state, Root: root.ID, RootKind: uint8(root.Kind)}
+	snap := store.Snapshot{Cursor: doc.Cursor, State: state, Root: root.ID, RootKind: uint8(root.Kind)}
 	if err := h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap); err != nil {
 		return err
 	}
 	h.doc = d
-	h.snapAt = h.cursor
+	h.cursor, h.durable, h.snapAt = doc.Cursor, doc.Cursor, doc.Cursor
 	return nil
 }
 

@@ -16,21 +16,25 @@ import (
 // document the gateway does not.
 type loadingAuthority struct {
 	gateway.Policy
-	root  frame.Root
-	state []byte
-	asked atomic.Int32
+	root   frame.Root
+	state  []byte
+	cursor uint64
+	asked  atomic.Int32
 }
 
-func (l *loadingAuthority) Load(_ context.Context, name string) (frame.Root, []byte, bool, error) {
+var _ gateway.Loader = (*loadingAuthority)(nil)
+
+func (l *loadingAuthority) Load(_ context.Context, name string) (gateway.Loaded, bool, error) {
 	l.asked.Add(1)
 	if name != "stored" {
-		return frame.Root{}, nil, false, nil
+		return gateway.Loaded{}, false, nil
 	}
-	return l.root, l.state, true, nil
+	return gateway.Loaded{Root: l.root, State: l.state, Cursor: l.cursor}, true, nil
 }
 
 // A document the gateway does not hold is loaded from the backend before
-// anything is minted, made durable, and served.
+// anything is minted, made durable, and served, and its cursors continue
+// from the backend's.
 func TestLoaderServesDocumentsTheGatewayDoesNotHold(t *testing.T) {
 	d := newDoc()
 	id, kind := d.Root()
@@ -41,7 +45,7 @@ func TestLoaderServesDocumentsTheGatewayDoesNotHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	la := &loadingAuthority{root: frame.Root{ID: id, Kind: kind}, state: state}
+	la := &loadingAuthority{root: frame.Root{ID: id, Kind: kind}, state: state, cursor: 41}
 	ts := startGateway(t, gateway.Config{Authority: la})
 	p := dial(t, ts.url, peer.Options{})
 	pd, err := p.Join(ctxT(t), "stored")
@@ -54,6 +58,13 @@ func TestLoaderServesDocumentsTheGatewayDoesNotHold(t *testing.T) {
 	if r, _ := pd.Root(); r != id {
 		t.Fatal("the document's root is not the backend's")
 	}
+	if _, _, cursor, _ := ts.State(ctxT(t), "stored"); cursor != 41 {
+		t.Fatalf("cursor %d after the load, want the backend's 41", cursor)
+	}
+	if _, err := set(pd, "next", text("1")); err != nil {
+		t.Fatal(err)
+	}
+	waitCursor(t, ts.Server, "stored", 42)
 	// A name the backend does not hold either is still no-document, and a
 	// peer that holds one still creates it.
 	if _, err := p.Join(ctxT(t), "absent"); err == nil {

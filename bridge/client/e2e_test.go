@@ -260,11 +260,10 @@ func TestE2ELoad(t *testing.T) {
 	if got := d.Snapshot(); len(got.Deltas) != 1 || got.Deltas[0].Value.Str != "disk" {
 		t.Fatalf("the peer joined %+v, want the loaded state", got)
 	}
-	// (LoadAnswer.cursor is not carried into the gateway yet, so the cursor
-	// itself is not checked here.)
+	// The gateway's cursors continue from the backend's.
 	st, cur, err := c.GetState(ctxT(t), "stored:a")
-	if err != nil || st.Root.ID != root || len(st.Commit.Deltas) != 1 {
-		t.Fatalf("GetState = %+v, %d, %v", st, cur, err)
+	if err != nil || st.Root.ID != root || len(st.Commit.Deltas) != 1 || cur != 40 {
+		t.Fatalf("GetState = %+v, %d, %v; want the loaded state at cursor 40", st, cur, err)
 	}
 	if _, _, err := c.GetState(ctxT(t), "stored:none"); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("GetState of nothing = %v, want ErrNotFound", err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
-	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // Latencies the gateway does not count itself, measured by wrapping the
@@ -46,10 +45,10 @@ func (a timedAuthority) MayOpen(req gateway.OpenRequest, reply func(error)) {
 
 // Load forwards to the inner authority when it can load documents (the
 // bridge), and finds nothing otherwise.
-func (a timedAuthority) Load(ctx context.Context, name string) (frame.Root, []byte, bool, error) {
+func (a timedAuthority) Load(ctx context.Context, name string) (gateway.Loaded, bool, error) {
 	l, ok := a.inner.(gateway.Loader)
 	if !ok {
-		return frame.Root{}, nil, false, nil
+		return gateway.Loaded{}, false, nil
 	}
 	start := time.Now()
 	defer func() { a.hist.WithLabelValues("load").Observe(time.Since(start).Seconds()) }()
