@@ -50,6 +50,20 @@ func TestIdentifyThroughTheAuthority(t *testing.T) {
 	p.Close()
 }
 
+// An identify backend that does not answer in time, under the closed
+// policy, makes the handshake fail with 503 and authority-timeout: retry,
+// not "who are you".
+func TestIdentifyTimeoutUnderClosedIs503(t *testing.T) {
+	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed}})
+	a := openBackend(t, e, "auth", 0)
+	a.mustClaim(1, prefix("/"), 50*time.Millisecond, kIdentify)
+	_, err := peer.Dial(ctxT(t), e.ws, peer.Options{})
+	var he *peer.HandshakeError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(he.Body), "authority-timeout") {
+		t.Fatalf("dial: %v, want 503 authority-timeout", err)
+	}
+}
+
 // A request-channel call is answered by the backend that claims its name,
 // progress first; a name nobody claims is answered missing.
 func TestCallAnsweredByTheBackend(t *testing.T) {
