@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/soak"
 	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -137,28 +139,33 @@ func TestFailingStoreRefusesAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitApplied(t, db, 1)
-	failing.Store(true)
-	seq, _ := set(da, "during", text("2"))
-	r := nextEvent[peer.Refused](t, da)
-	if r.Seq != seq || r.Reasons[0].Code != string(gateway.ReasonStoreUnavailable) {
-		t.Fatalf("refusal %+v, want store-unavailable for seq %d", r, seq)
-	}
-	if st.Healthy(context.Background()) == nil {
-		t.Fatal("the store says it is healthy while failing")
-	}
-	failing.Store(false)
-	if err := st.Healthy(context.Background()); err != nil {
-		t.Fatalf("the store did not recover: %v", err)
-	}
-	// a still holds its refused write (peers keep them); b never saw it.
-	if _, err := set(da, "after", text("3")); err != nil {
-		t.Fatal(err)
-	}
-	got := waitApplied(t, db, 1)
-	if k := got[0].Commit.Deltas[0].Ref.Key; k != "after" {
-		t.Fatalf("b got %q, want after", k)
-	}
-	if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != 2 {
-		t.Fatalf("cursor %d, want 2", cursor)
+	// Fail and recover, once in CI and again and again in a soak.
+	start := time.Now()
+	for round := 0; soak.Until(start, round, 1); round++ {
+		failing.Store(true)
+		seq, _ := set(da, fmt.Sprintf("during-%d", round), text("2"))
+		r := nextEvent[peer.Refused](t, da)
+		if r.Seq != seq || r.Reasons[0].Code != string(gateway.ReasonStoreUnavailable) {
+			t.Fatalf("round %d: refusal %+v, want store-unavailable for seq %d", round, r, seq)
+		}
+		if st.Healthy(context.Background()) == nil {
+			t.Fatal("the store says it is healthy while failing")
+		}
+		failing.Store(false)
+		if err := st.Healthy(context.Background()); err != nil {
+			t.Fatalf("round %d: the store did not recover: %v", round, err)
+		}
+		// a still holds its refused write (peers keep them); b never saw it.
+		after := fmt.Sprintf("after-%d", round)
+		if _, err := set(da, after, text("3")); err != nil {
+			t.Fatal(err)
+		}
+		got := waitApplied(t, db, 1)
+		if k := got[0].Commit.Deltas[0].Ref.Key; k != after {
+			t.Fatalf("round %d: b got %q, want %s", round, k, after)
+		}
+		if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != uint64(round+2) {
+			t.Fatalf("round %d: cursor %d, want %d", round, cursor, round+2)
+		}
 	}
 }
