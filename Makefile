@@ -14,12 +14,12 @@ vet:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-# The reliability tests (crash, stalled peer) for longer than CI runs them:
+# The reliability tests (crash, stalled peer, store and authority faults) for longer than CI runs them:
 # each runs for about SOAK (internal/soak); the other tests run as usual.
 SOAK ?= 10m
 .PHONY: soak
 soak:
-	WEFTGATE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count 1 ./gateway/...
+	WEFTGATE_SOAK=$(SOAK) $(GO) test -race -timeout 0 -count 1 ./gateway/... ./bridge/...
 
 FUZZTIME ?= 10s
 # Short minimisation: a new input found near the end of a short run must not

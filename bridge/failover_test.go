@@ -4,11 +4,24 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weftgate/weftgate/bridge"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/soak"
 	"github.com/weftgate/weftgate/peer"
 )
+
+// soakRounds runs one round of f in CI, and more under WEFTGATE_SOAK, each
+// on a fresh gateway and bridge.
+func soakRounds(t *testing.T, f func(*testing.T)) {
+	start := time.Now()
+	for round := 0; soak.Until(start, round, 1); round++ {
+		if !t.Run(fmt.Sprintf("round-%d", round), f) {
+			return
+		}
+	}
+}
 
 // holdCommits shares doc, commits n keys, and waits until the backend
 // holds all n accept questions unanswered.
@@ -39,6 +52,10 @@ func holdCommits(t *testing.T, e *env, held *backend, n int) (*peer.Doc, []uint6
 // Under closed, commits in flight when their claimant's stream is cut go
 // to the next claimant, which decides: nothing lands without its verdict.
 func TestCutStreamClosedAsksTheNextClaimant(t *testing.T) {
+	soakRounds(t, testCutStreamClosedAsksTheNextClaimant)
+}
+
+func testCutStreamClosedAsksTheNextClaimant(t *testing.T) {
 	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed}})
 	allowOpens(t, e)
 	first := openBackend(t, e, "first", 0)
@@ -90,6 +107,10 @@ func TestCutStreamClosedAsksTheNextClaimant(t *testing.T) {
 // Under closed with no other claimant, the fallback refuses every commit in
 // flight: none is applied.
 func TestCutStreamClosedRefusesWithoutClaimant(t *testing.T) {
+	soakRounds(t, testCutStreamClosedRefusesWithoutClaimant)
+}
+
+func testCutStreamClosedRefusesWithoutClaimant(t *testing.T) {
 	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed}})
 	allowOpens(t, e)
 	only := openBackend(t, e, "only", 0)
