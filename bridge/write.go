@@ -165,53 +165,19 @@ func (s *Server) writeState(ctx context.Context, gw *gateway.Server, w writeSpec
 	if err := gw.Create(ctx, w.doc, root); err != nil {
 		return s.writeFailed(ctx, err, nil)
 	}
-	_, _, before, err := gw.State(ctx, w.doc)
-	if err != nil {
-		return s.writeFailed(ctx, err, nil)
-	}
-	// The gateway's ReplaceState has no compare-and-swap; this check is
-	// made just before it and can miss a commit landing in between.
-	if w.expect != nil && *w.expect != before {
-		return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_CURSOR_MISMATCH, Cursor: before}, nil, nil
-	}
 	s.activity(w.doc)
-	id := w.origin.id()
-	after, err := gw.ReplaceState(ctx, w.doc, w.origin.gateway(), state)
+	after, diff, err := gw.ReplaceState(ctx, w.doc, w.origin.gateway(), state, w.expect)
 	if err != nil {
 		return s.writeFailed(ctx, err, nil)
 	}
-	if after == before {
+	if diff == nil {
 		return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_UNCHANGED, Cursor: after}, nil, nil
 	}
-	// The reconciled commit is read back from the log: the gateway does
-	// not return it. Its origin tells whether the cursor is this write's.
-	ev, err := s.recordAt(ctx, gw, w.doc, after)
-	if err != nil {
-		return s.writeFailed(ctx, err, nil)
-	}
-	if ev.Snapshot || ev.Origin != id {
-		return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_UNCHANGED, Cursor: after}, nil, nil
-	}
-	c, b, err := commitFromProto(&v1.Commit{Encoded: ev.Commit}, s.cfg.CommitLimits)
+	c, b, err := commitFromProto(&v1.Commit{Encoded: diff}, s.cfg.CommitLimits)
 	if err != nil {
 		return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: after}, nil, nil
 	}
 	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: after, Commit: commitToProto(c, b, nil)}, nil, nil
-}
-
-var errFound = errors.New("bridge: found")
-
-// recordAt reads the durable commit at cursor.
-func (s *Server) recordAt(ctx context.Context, gw *gateway.Server, doc string, cursor uint64) (gateway.Event, error) {
-	var got gateway.Event
-	err := gw.Subscribe(ctx, doc, cursor-1, func(ev gateway.Event) error {
-		got = ev
-		return errFound
-	})
-	if errors.Is(err, errFound) {
-		return got, nil
-	}
-	return got, err
 }
 
 func asProtocolError(err error) *protocol.Error {

@@ -124,24 +124,37 @@ func (s *Server) Create(ctx context.Context, name string, root frame.Root) error
 
 // ReplaceState moves a document in place to state (a snapshot commit; nil
 // empties it), reconciled into one ordinary commit delivered to every link.
-// It returns the cursor after it (unchanged when nothing differed).
-func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, state []byte) (uint64, error) {
+// It returns the cursor after it and that commit's bytes (the cursor
+// unchanged and no commit when nothing differed). With expect set, the
+// document's cursor must equal *expect when the state is reconciled, else
+// *CursorMismatch and nothing changes.
+func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, state []byte, expect *uint64) (uint64, []byte, error) {
 	var st commit.Commit
 	if state != nil {
 		var err error
 		if st, err = commit.DecodeWithLimits(state, s.cfg.CommitLimits); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
 	var cur uint64
+	var out []byte
 	err := s.call(ctx, name, func(h *hub, done func(error)) {
 		if h.doc == nil {
 			done(ErrNoDocument)
 			return
 		}
 		// Reconcile against the replica as it will be once everything in
-		// flight has landed, so the diff is computed at the right place.
+		// flight has landed, so the diff is computed at the right place;
+		// the cursor check is made there too, so nothing lands between.
 		h.whenIdle(func() {
+			if h.doc == nil {
+				done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
+				return
+			}
+			if expect != nil && *expect != h.cursor {
+				done(&CursorMismatch{Expected: *expect, Actual: h.cursor})
+				return
+			}
 			diff, err := h.doc.Reconcile(st)
 			if err != nil || len(diff.Deltas) == 0 {
 				cur = h.cursor
@@ -155,11 +168,14 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 			}
 			h.landed(applied{rec: store.Record{Commit: b, Origin: origin.ID}, result: func(c uint64, err error) {
 				cur = c
+				if err == nil {
+					out = b
+				}
 				done(err)
 			}})
 		})
 	})
-	return cur, err
+	return cur, out, err
 }
 
 // DocumentInfo describes one document the gateway has in memory.
