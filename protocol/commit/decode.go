@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/wire"
@@ -26,9 +25,9 @@ func Decode(b []byte) (Commit, error) { return DecodeWithLimits(b, Limits{}) }
 // reason wins when it has one. Past the limits it refuses with
 // commit-too-large or too-many-deltas.
 //
-// The result does not alias b. Keys and short strings of one commit share
-// one allocation, so keeping one of them keeps that allocation (at most the
-// commit's size): a holder keeping a few for long may strings.Clone them.
+// The result does not alias b. Its keys and strings are slices of one copy
+// of b, so keeping one of them keeps that copy (the commit's size): a holder
+// keeping a few for long may strings.Clone them.
 func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 	if len(b) > l.maxCommitBytes() {
 		return Commit{}, &protocol.Error{Reason: protocol.CommitTooLarge,
@@ -49,18 +48,14 @@ func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 // id with its head, and a ref of a kind and an empty key.
 const minDelta = 1 + 1 + 13 + 1 + 1 + 1
 
-// shortString is the longest string that goes into a commit's shared arena;
-// longer ones get their own allocation so keeping one pins nothing else.
-const shortString = 64
-
 // decoder is one walk over one commit. Every item is read with wire.Head,
 // which judges its bytes; an item Head refuses reads as wire.Invalid, which
 // no caller expects, so it is refused as the structure would be and
 // DecodeWithLimits lets wire.Scan name the byte-level reason.
 type decoder struct {
-	b     []byte
-	off   int // the next item
-	arena strings.Builder
+	b    []byte
+	text string // a copy of b, made once the walk meets its first string
+	off  int    // the next item
 }
 
 // head reads the head of the next item and moves past it.
@@ -78,14 +73,13 @@ func (d *decoder) body(n uint64) []byte {
 	return p
 }
 
-// str returns p (a slice of d.b) as a string, from the arena when short.
+// str is the string body p ends at d.off as a string, sliced from the copy
+// of b: one allocation and one copy for all of a commit's strings.
 func (d *decoder) str(p []byte) string {
-	if len(p) > shortString {
-		return string(p)
+	if d.text == "" {
+		d.text = string(d.b)
 	}
-	at := d.arena.Len()
-	d.arena.Write(p)
-	return d.arena.String()[at:]
+	return d.text[d.off-len(p) : d.off]
 }
 
 // commit is format.md 6.8: [deltas] or [deltas, tag].
@@ -107,16 +101,19 @@ func (d *decoder) commit(l Limits) (Commit, error) {
 	// A count is no more than the bytes left (Head), but a Delta is far
 	// bigger than a byte: size by what the bytes can hold, which is exact
 	// for any commit that decodes.
-	rest := len(d.b) - d.off
-	deltas := make([]Delta, 0, min(int(n), rest/minDelta))
-	// The strings take what the deltas' other items leave.
-	d.arena.Grow(max(0, rest-minDelta*int(n)))
+	deltas := make([]Delta, min(int(n), (len(d.b)-d.off)/minDelta))
+	// Past that bound a delta is read into spare and refused: k deltas leave
+	// fewer than minDelta bytes for the next one.
+	var spare Delta
 	var order error
 	var prev []byte
-	for range n {
-		deltas = append(deltas, Delta{})
+	for i := range int(n) {
+		out := &spare
+		if i < len(deltas) {
+			out = &deltas[i]
+		}
 		start := d.off
-		slot, err := d.delta(&deltas[len(deltas)-1])
+		slot, err := d.delta(out)
 		if err != nil {
 			return Commit{}, err
 		}
@@ -150,28 +147,20 @@ func (d *decoder) commit(l Limits) (Commit, error) {
 	return c, nil
 }
 
-// delta is format.md 6.7. It returns the bytes of the id and ref, which is
-// what canonical order compares.
+// delta is format.md 6.7: [type, id, ref] for a remove, [type, id, ref,
+// value] otherwise. It returns the bytes of the id and ref, which is what
+// canonical order compares.
 func (d *decoder) delta(out *Delta) ([]byte, error) {
 	start := d.off
-	t, n := d.head()
-	if t != wire.Array || n < 3 || n > 4 {
-		return nil, at(protocol.InvalidDelta, start, "a delta is an array of a type, an id, a ref and a value unless it removes")
-	}
-	opAt := d.off
-	t, op := d.head()
-	if t != wire.Uint || op > uint64(Remove) {
-		return nil, at(protocol.UnknownDeltaType, opAt, "a delta type is 0 add, 1 replace or 2 remove")
-	}
-	out.Op = Op(op)
-	idAt := d.off
-	if err := d.id(&out.ID); err != nil {
+	n, err := d.deltaHead(out)
+	if err != nil {
 		return nil, err
 	}
-	if err := d.ref(&out.Ref); err != nil {
+	if err := d.key(&out.Ref); err != nil {
 		return nil, err
 	}
-	slot := d.b[idAt:d.off]
+	// The delta's head and type are one byte each, so the id is two in.
+	slot := d.b[start+2 : d.off]
 	switch {
 	case out.Op == Remove && n != 3:
 		return nil, at(protocol.UnexpectedValue, d.off, "a remove carries no value")
@@ -185,6 +174,49 @@ func (d *decoder) delta(out *Delta) ([]byte, error) {
 	return slot, nil
 }
 
+// deltaHead reads a delta up to the key of its ref: the delta's head, its
+// type, its id, the ref's head and kind. It returns the delta's item count.
+//
+// Those 17 bytes have one spelling in a commit that decodes: 83 or 84, a
+// type 00 to 02, 4c and the id's 12 bytes, 82, a kind 00 to 02. They are
+// read at once; any other bytes are read item by item to name what is wrong.
+func (d *decoder) deltaHead(out *Delta) (uint64, error) {
+	if p := d.b[d.off:]; len(p) > 17 && (p[0] == 0x83 || p[0] == 0x84) && p[1] <= byte(Remove) &&
+		p[2] == 0x4c && p[15] == 0x82 && p[16] <= byte(Map) {
+		out.Op = Op(p[1])
+		out.ID = ID(p[3:15])
+		out.Ref.Kind = Kind(p[16])
+		d.off += 17
+		return uint64(p[0] & 0x1f), nil
+	}
+	start := d.off
+	t, n := d.head()
+	if t != wire.Array || n < 3 || n > 4 {
+		return 0, at(protocol.InvalidDelta, start, "a delta is an array of a type, an id, a ref and a value unless it removes")
+	}
+	opAt := d.off
+	t, op := d.head()
+	if t != wire.Uint || op > uint64(Remove) {
+		return 0, at(protocol.UnknownDeltaType, opAt, "a delta type is 0 add, 1 replace or 2 remove")
+	}
+	out.Op = Op(op)
+	if err := d.id(&out.ID); err != nil {
+		return 0, err
+	}
+	refAt := d.off
+	t, m := d.head()
+	if t != wire.Array || m != 2 {
+		return 0, at(protocol.InvalidRef, refAt, "a ref is an array of a kind and a key")
+	}
+	kindAt := d.off
+	t, k := d.head()
+	if t != wire.Uint || k > uint64(Map) {
+		return 0, at(protocol.UnknownRefKind, kindAt, "a ref kind is 0 object, 1 array or 2 map")
+	}
+	out.Ref.Kind = Kind(k)
+	return n, nil
+}
+
 // id is format.md 6.10.
 func (d *decoder) id(out *ID) error {
 	idAt := d.off
@@ -192,29 +224,18 @@ func (d *decoder) id(out *ID) error {
 	if t != wire.Bytes || n != uint64(len(ID{})) {
 		return at(protocol.InvalidID, idAt, "an id is a 12-byte string")
 	}
-	copy(out[:], d.body(n))
+	*out = ID(d.body(n))
 	return nil
 }
 
-// ref is format.md 6.5.
-func (d *decoder) ref(out *Ref) error {
-	refAt := d.off
-	t, n := d.head()
-	if t != wire.Array || n != 2 {
-		return at(protocol.InvalidRef, refAt, "a ref is an array of a kind and a key")
-	}
-	kindAt := d.off
-	t, k := d.head()
-	if t != wire.Uint || k > uint64(Map) {
-		return at(protocol.UnknownRefKind, kindAt, "a ref kind is 0 object, 1 array or 2 map")
-	}
-	out.Kind = Kind(k)
+// key reads the key of a ref whose kind is read, format.md 6.5 and 6.6.
+func (d *decoder) key(out *Ref) error {
 	keyAt := d.off
 	want := wire.Bytes
 	if out.Kind == Object {
 		want = wire.Text
 	}
-	t, n = d.head()
+	t, n := d.head()
 	if t != want {
 		return at(protocol.InvalidRef, keyAt, "an object key is text, an array or map key is bytes")
 	}
@@ -231,36 +252,48 @@ func (d *decoder) ref(out *Ref) error {
 	return nil
 }
 
-// value is format.md 6.4: a primitive or a reference.
+// value is format.md 6.4: a primitive or a reference. out is zero (a fresh
+// Delta's), so only the fields that differ are written: a whole Value
+// written to the heap while the GC runs costs a bulk barrier.
 func (d *decoder) value(out *Value) error {
+	// A reference has one spelling in a commit that decodes: 83, an edge 00
+	// or 01, a kind 00 to 02, 4c and the id's 12 bytes. Any other bytes of
+	// an array go through reference, which names what is wrong.
+	if p := d.b[d.off:]; len(p) >= 16 && p[0] == 0x83 && p[1] <= byte(Alias) && p[2] <= byte(Map) && p[3] == 0x4c {
+		out.Type = RefValue
+		out.Ref = Reference{Edge: Edge(p[1]), Kind: Kind(p[2]), ID: ID(p[4:16])}
+		d.off += 16
+		return nil
+	}
 	valAt := d.off
 	t, arg := d.head()
 	switch t {
 	case wire.Uint:
-		*out = Value{Type: Int, Int: int64(arg)} // Head kept it within 2^53
+		out.Type, out.Int = Int, int64(arg) // Head kept it within 2^53
 	case wire.NegInt:
-		*out = Value{Type: Int, Int: -1 - int64(arg)}
+		out.Type, out.Int = Int, -1-int64(arg)
 	case wire.Float:
-		*out = Value{Type: Float, Float: math.Float64frombits(arg)}
+		out.Type, out.Float = Float, math.Float64frombits(arg)
 	case wire.Text:
 		p := d.body(arg)
 		if !wire.ValidText(p) {
 			return at(protocol.InvalidUTF8, valAt, "text is not well formed UTF-8")
 		}
-		*out = Value{Type: Text, Str: d.str(p)}
+		out.Type, out.Str = Text, d.str(p)
 	case wire.Bytes:
-		*out = Value{Type: Bytes, Str: d.str(d.body(arg))}
+		out.Type, out.Str = Bytes, d.str(d.body(arg))
 	case wire.False, wire.True:
-		*out = Value{Type: Bool, Bool: t == wire.True}
+		out.Type, out.Bool = Bool, t == wire.True
 	case wire.Null:
-		*out = Value{}
 	default:
 		return d.reference(out, valAt, t, arg)
 	}
 	return nil
 }
 
-// reference reads [edge, kind, id] once its head (t, n at refAt) is read.
+// reference reads a reference item by item once its head (t, n at refAt)
+// is read: in a commit that decodes, value has read it already, so this
+// names what is wrong.
 func (d *decoder) reference(out *Value, refAt int, t wire.Type, n uint64) error {
 	if t != wire.Array || n != 3 {
 		return at(protocol.InvalidReference, refAt, "a reference is an array of an edge, a kind and an id")
@@ -283,7 +316,7 @@ func (d *decoder) reference(out *Value, refAt int, t wire.Type, n uint64) error 
 	if err := d.id(&ref.ID); err != nil {
 		return err
 	}
-	*out = RefTo(ref)
+	out.Type, out.Ref = RefValue, ref
 	return nil
 }
 

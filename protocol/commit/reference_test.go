@@ -16,6 +16,9 @@ import (
 	"github.com/weftgate/weftgate/protocol/wire"
 )
 
+// shortString is the longest string that went into the reference's arena.
+const shortString = 64
+
 func decodeReference(b []byte, l Limits) (Commit, error) {
 	if len(b) > l.maxCommitBytes() {
 		return Commit{}, &protocol.Error{Reason: protocol.CommitTooLarge,
