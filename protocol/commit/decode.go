@@ -53,9 +53,10 @@ const minDelta = 1 + 1 + 13 + 1 + 1 + 1
 // no caller expects, so it is refused as the structure would be and
 // DecodeWithLimits lets wire.Scan name the byte-level reason.
 type decoder struct {
-	b    []byte
-	text string // a copy of b, made once the walk meets its first string
-	off  int    // the next item
+	b      []byte
+	text   string // a copy of b[textAt:], made at the first string
+	textAt int
+	off    int // the next item
 }
 
 // head reads the head of the next item and moves past it.
@@ -73,13 +74,15 @@ func (d *decoder) body(n uint64) []byte {
 	return p
 }
 
-// str is the string body p ends at d.off as a string, sliced from the copy
-// of b: one allocation and one copy for all of a commit's strings.
+// str is the string body p, which ends at d.off, as a string sliced from
+// one copy of the commit from its first string on: one allocation and one
+// copy for all of a commit's strings.
 func (d *decoder) str(p []byte) string {
 	if d.text == "" {
-		d.text = string(d.b)
+		d.textAt = d.off - len(p)
+		d.text = string(d.b[d.textAt:])
 	}
-	return d.text[d.off-len(p) : d.off]
+	return d.text[d.off-len(p)-d.textAt : d.off-d.textAt]
 }
 
 // commit is format.md 6.8: [deltas] or [deltas, tag].

@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"encoding/hex"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fxamacker/cbor/v2"
 )
 
 // FuzzScan: Scan never panics; what it accepts re-encodes to the same bytes;
-// the Reader never panics on anything, accepted or not.
+// the Reader never panics on anything, accepted or not; ValidText agrees with
+// utf8.Valid on the bytes.
 func FuzzScan(f *testing.F) {
 	for _, c := range scanCases {
 		b, _ := hex.DecodeString(c.hex)
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if ValidText(b) != utf8.Valid(b) {
+			t.Fatalf("ValidText(%x) = %v, utf8.Valid disagrees", b, ValidText(b))
+		}
 		err := Scan(b)
 		r := NewReader(b)
 		again, ok := reencode(&r, nil)

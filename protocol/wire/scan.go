@@ -3,7 +3,6 @@ package wire
 import (
 	"encoding/binary"
 	"math"
-	"unicode/utf8"
 
 	"github.com/weftgate/weftgate/protocol"
 )
@@ -172,17 +171,6 @@ func simple(b []byte, off int) (Type, uint64, int, error) {
 	// every other major-7 byte: the reference decoder reads no argument for
 	// major 7, so 0xfc to 0xff are unsupported simple values, not heads.
 	return Invalid, 0, 0, fail(protocol.UnsupportedSimple, off, "only false, true, null and float64 are simple values of the format")
-}
-
-// ValidText reports whether p is well formed UTF-8: utf8.Valid with an
-// inline first look for the short ASCII keys most commits are made of, where
-// the call itself was the cost.
-func ValidText(p []byte) bool {
-	var or byte
-	for _, c := range p {
-		or |= c
-	}
-	return or < utf8.RuneSelf || utf8.Valid(p)
 }
 
 // wholeInRange reports whether f must be written as an integer. Negative zero

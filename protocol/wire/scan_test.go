@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/weftgate/weftgate/protocol"
 )
@@ -208,4 +209,36 @@ func TestScanDoesNotAllocate(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("Scan allocated %v times per run on accepted input", n)
 	}
+}
+
+// ValidText against utf8.Valid on every string of up to three bytes, and on
+// every string of up to five bytes drawn from the bytes at the edges of
+// UTF-8's ranges.
+func TestValidTextExhaustive(t *testing.T) {
+	check := func(p []byte) {
+		if got, want := ValidText(p), utf8.Valid(p); got != want {
+			t.Fatalf("ValidText(%x) = %v, utf8.Valid says %v", p, got, want)
+		}
+	}
+	for n := 0; n < 1<<24; n++ {
+		check([]byte{byte(n >> 16), byte(n >> 8), byte(n)})
+		if n < 1<<16 {
+			check([]byte{byte(n >> 8), byte(n)})
+		}
+		if n < 1<<8 {
+			check([]byte{byte(n)})
+		}
+	}
+	edges := []byte{0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf,
+		0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff}
+	var grow func(p []byte)
+	grow = func(p []byte) {
+		check(p)
+		if len(p) < 5 {
+			for _, c := range edges {
+				grow(append(p, c))
+			}
+		}
+	}
+	grow(nil)
 }
