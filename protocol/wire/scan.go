@@ -29,9 +29,9 @@ func Scan(b []byte) error {
 		if depth >= MaxDepth && off < len(b) && b[off]>>5 == majorArray {
 			return fail(protocol.NestingTooDeep, off, "arrays nest past eight levels")
 		}
-		t, arg, n := Head(b, off)
-		if t == Invalid {
-			return refusal(b, off)
+		t, arg, n, w := head(b, off)
+		if w != fine {
+			return fail(w.reason(), off, whys[w].msg)
 		}
 		off += n
 		switch t {
@@ -74,171 +74,184 @@ func Scan(b []byte) error {
 //
 // For Uint and NegInt arg is the argument; for Bytes, Text and Array the
 // length; for Float the bits, and n counts the eight bytes after the head.
-//
-// The one-byte heads are read inline; on Invalid, Scan names the reason.
+// On Invalid, Scan names the reason.
 func Head(b []byte, off int) (t Type, arg uint64, n int) {
-	// Majors 0 to 4 with the argument in the initial byte; Type counts those
-	// majors from Uint in the same order. The length test is only needed for
-	// strings and arrays, and is harmless for integers.
 	if off < len(b) {
+		// As head's first look.
 		if ib := b[off]; ib < majorMap<<5 && ib&0x1f < 24 && int(ib&0x1f) < len(b)-off {
 			return Type(ib>>5) + Uint, uint64(ib & 0x1f), 1
 		}
 	}
-	return headWide(b, off)
-}
-
-func headWide(b []byte, off int) (Type, uint64, int) {
-	t, arg, n, err := head(b, off)
-	if err != nil {
+	t, arg, n, w := head(b, off)
+	if w != fine {
 		return Invalid, 0, 0
 	}
 	return t, arg, n
 }
 
-// refusal is the error of the item at b[off], which Head refused.
-func refusal(b []byte, off int) error {
-	_, _, _, err := head(b, off)
-	return err
+// why is the rule an item broke, for Scan to name: a reason and a message.
+type why uint8
+
+const (
+	fine why = iota
+	endsEarly
+	endsInHead
+	isMap
+	isTag
+	isSimple
+	floatShort
+	nonFinite
+	wholeFloat
+	wideHead
+	indefinite
+	reservedHead
+	aboveMaxInt
+	belowMinInt
+	arrayTooLong
+	stringTooLong
+)
+
+var whys = [...]struct {
+	r   protocol.Reason
+	msg string
+}{
+	endsEarly:     {protocol.Truncated, "the bytes end before the value they promise"},
+	endsInHead:    {protocol.Truncated, "the bytes end inside a head"},
+	isMap:         {protocol.UnsupportedMajor, "maps are not part of the format"},
+	isTag:         {protocol.UnsupportedMajor, "tags are not part of the format"},
+	isSimple:      {protocol.UnsupportedSimple, "only false, true, null and float64 are simple values of the format"},
+	floatShort:    {protocol.Truncated, "a float64 needs eight bytes"},
+	nonFinite:     {protocol.NonFiniteFloat, "NaN and the infinities have no encoding"},
+	wholeFloat:    {protocol.NonCanonicalFloat, "a whole number within 2^53 is written as an integer"},
+	wideHead:      {protocol.NonCanonicalInteger, "a head is wider than its argument needs"},
+	indefinite:    {protocol.IndefiniteLength, "lengths are always stated"},
+	reservedHead:  {protocol.MalformedHead, "additional information 28 to 30 is reserved"},
+	aboveMaxInt:   {protocol.IntegerOutOfRange, "an integer above 2^53 is not exact"},
+	belowMinInt:   {protocol.IntegerOutOfRange, "an integer below -2^53 is not exact"},
+	arrayTooLong:  {protocol.Truncated, "an array states more items than the bytes hold"},
+	stringTooLong: {protocol.Truncated, "a string states more bytes than remain"},
 }
 
-// head is Head with the reason for a refusal. It allocates only to refuse.
-func head(b []byte, off int) (Type, uint64, int, error) {
+func (w why) reason() protocol.Reason { return whys[w].r }
+
+// head is Head with the rule an item breaks. It reads the common one-byte
+// heads first, then the rest in the order the reference decoder judges them.
+func head(b []byte, off int) (Type, uint64, int, why) {
 	if off >= len(b) {
-		return Invalid, 0, 0, fail(protocol.Truncated, off, "the bytes end before the value they promise")
+		return Invalid, 0, 0, endsEarly
 	}
 	ib := b[off]
-	major := ib >> 5
+	major, ai := ib>>5, ib&0x1f
+	rest := uint64(len(b) - off - 1) // the bytes after the initial byte
+	// Majors 0 to 4 with the argument in the initial byte; Type counts those
+	// majors from Uint in the same order.
+	if major <= majorArray && ai < 24 && (major < majorBytes || uint64(ai) <= rest) {
+		return Type(major) + Uint, uint64(ai), 1, fine
+	}
 	switch major {
 	case majorMap:
-		return Invalid, 0, 0, fail(protocol.UnsupportedMajor, off, "maps are not part of the format")
+		return Invalid, 0, 0, isMap
 	case majorTag:
-		return Invalid, 0, 0, fail(protocol.UnsupportedMajor, off, "tags are not part of the format")
+		return Invalid, 0, 0, isTag
 	case majorSimple:
 		return simple(b, off)
 	}
-	arg, n, r := argument(b, off+1, ib&0x1f)
-	if r != "" {
-		return Invalid, 0, 0, fail(r, off, headMessage(r))
+	// Below 24 the argument is ai; 24 to 27 put it in the next 1, 2, 4 or
+	// 8 bytes, most significant first, and it must need that width.
+	arg, n := uint64(ai), 1
+	switch ai {
+	case 24:
+		if rest < 1 {
+			return Invalid, 0, 0, endsInHead
+		}
+		arg, n = uint64(b[off+1]), 2
+		if arg < 24 {
+			return Invalid, 0, 0, wideHead
+		}
+	case 25:
+		if rest < 2 {
+			return Invalid, 0, 0, endsInHead
+		}
+		arg, n = uint64(binary.BigEndian.Uint16(b[off+1:])), 3
+		if arg <= 0xff {
+			return Invalid, 0, 0, wideHead
+		}
+	case 26:
+		if rest < 4 {
+			return Invalid, 0, 0, endsInHead
+		}
+		arg, n = uint64(binary.BigEndian.Uint32(b[off+1:])), 5
+		if arg <= 0xffff {
+			return Invalid, 0, 0, wideHead
+		}
+	case 27:
+		if rest < 8 {
+			return Invalid, 0, 0, endsInHead
+		}
+		arg, n = binary.BigEndian.Uint64(b[off+1:]), 9
+		if arg <= 0xffffffff {
+			return Invalid, 0, 0, wideHead
+		}
+	case 28, 29, 30:
+		return Invalid, 0, 0, reservedHead
+	case 31:
+		return Invalid, 0, 0, indefinite
 	}
-	n++
 	switch major {
 	case majorUint:
 		if arg > MaxInt {
-			return Invalid, 0, 0, fail(protocol.IntegerOutOfRange, off, "an integer above 2^53 is not exact")
+			return Invalid, 0, 0, aboveMaxInt
 		}
 	case majorNegInt:
 		if arg >= MaxInt {
-			return Invalid, 0, 0, fail(protocol.IntegerOutOfRange, off, "an integer below -2^53 is not exact")
+			return Invalid, 0, 0, belowMinInt
 		}
 	case majorArray:
 		// Every item takes at least one byte.
 		if arg > uint64(len(b)-off-n) {
-			return Invalid, 0, 0, fail(protocol.Truncated, off, "an array states more items than the bytes hold")
+			return Invalid, 0, 0, arrayTooLong
 		}
 	default: // bytes or text
 		if arg > uint64(len(b)-off-n) {
-			return Invalid, 0, 0, fail(protocol.Truncated, off, "a string states more bytes than remain")
+			return Invalid, 0, 0, stringTooLong
 		}
 	}
-	return Type(major) + Uint, arg, n, nil
+	return Type(major) + Uint, arg, n, fine
 }
 
 // simple judges the major-7 item at b[off].
-func simple(b []byte, off int) (Type, uint64, int, error) {
+func simple(b []byte, off int) (Type, uint64, int, why) {
 	switch b[off] {
 	case byteFalse:
-		return False, 0, 1, nil
+		return False, 0, 1, fine
 	case byteTrue:
-		return True, 0, 1, nil
+		return True, 0, 1, fine
 	case byteNull:
-		return Null, 0, 1, nil
+		return Null, 0, 1, fine
 	case byteFloat64:
 		if len(b)-off < 9 {
-			return Invalid, 0, 0, fail(protocol.Truncated, off, "a float64 needs eight bytes")
+			return Invalid, 0, 0, floatShort
 		}
 		bits := binary.BigEndian.Uint64(b[off+1:])
 		f := math.Float64frombits(bits)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return Invalid, 0, 0, fail(protocol.NonFiniteFloat, off, "NaN and the infinities have no encoding")
+			return Invalid, 0, 0, nonFinite
 		}
 		if wholeInRange(f) {
-			return Invalid, 0, 0, fail(protocol.NonCanonicalFloat, off, "a whole number within 2^53 is written as an integer")
+			return Invalid, 0, 0, wholeFloat
 		}
-		return Float, bits, 9, nil
+		return Float, bits, 9, fine
 	}
 	// Half and single floats are refused here too (INDEX.md 8.2), and so is
 	// every other major-7 byte: the reference decoder reads no argument for
 	// major 7, so 0xfc to 0xff are unsupported simple values, not heads.
-	return Invalid, 0, 0, fail(protocol.UnsupportedSimple, off, "only false, true, null and float64 are simple values of the format")
+	return Invalid, 0, 0, isSimple
 }
 
 // wholeInRange reports whether f must be written as an integer. Negative zero
 // counts: it is written as 0.
 func wholeInRange(f float64) bool {
 	return f == math.Trunc(f) && f >= MinInt && f <= MaxInt
-}
-
-// argument reads the argument whose additional information is ai and whose
-// extra bytes start at b[off]. It returns the argument, the number of extra
-// bytes, and a reason when the head is not in shortest form or not a head.
-func argument(b []byte, off int, ai byte) (uint64, int, protocol.Reason) {
-	rest := len(b) - off
-	switch {
-	case ai < 24:
-		return uint64(ai), 0, ""
-	case ai == 24:
-		if rest < 1 {
-			return 0, 0, protocol.Truncated
-		}
-		v := uint64(b[off])
-		if v < 24 {
-			return 0, 0, protocol.NonCanonicalInteger
-		}
-		return v, 1, ""
-	case ai == 25:
-		if rest < 2 {
-			return 0, 0, protocol.Truncated
-		}
-		v := uint64(binary.BigEndian.Uint16(b[off:]))
-		if v <= 0xff {
-			return 0, 0, protocol.NonCanonicalInteger
-		}
-		return v, 2, ""
-	case ai == 26:
-		if rest < 4 {
-			return 0, 0, protocol.Truncated
-		}
-		v := uint64(binary.BigEndian.Uint32(b[off:]))
-		if v <= 0xffff {
-			return 0, 0, protocol.NonCanonicalInteger
-		}
-		return v, 4, ""
-	case ai == 27:
-		if rest < 8 {
-			return 0, 0, protocol.Truncated
-		}
-		v := binary.BigEndian.Uint64(b[off:])
-		if v <= 0xffffffff {
-			return 0, 0, protocol.NonCanonicalInteger
-		}
-		return v, 8, ""
-	case ai == 31:
-		return 0, 0, protocol.IndefiniteLength
-	}
-	return 0, 0, protocol.MalformedHead
-}
-
-func headMessage(r protocol.Reason) string {
-	switch r {
-	case protocol.Truncated:
-		return "the bytes end inside a head"
-	case protocol.NonCanonicalInteger:
-		return "a head is wider than its argument needs"
-	case protocol.IndefiniteLength:
-		return "lengths are always stated"
-	}
-	return "additional information 28 to 30 is reserved"
 }
 
 func fail(r protocol.Reason, off int, msg string) error {
