@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/weftgate/weftgate/protocol"
 )
@@ -192,5 +194,25 @@ func TestDecodeCopies(t *testing.T) {
 	}
 	if c.Deltas[0].Ref.Key != "a" || c.Deltas[0].Value.Str != "\x01\x02\x03\x04" || !bytes.Equal(c.Tag, []byte{1, 2, 3, 4}) {
 		t.Fatalf("decoded commit changed with its input: %+v", c)
+	}
+}
+
+// A count of deltas the bytes cannot hold allocates what they can hold, not
+// what the count says: 65,535 deltas stated in 65,539 bytes.
+func TestDecodeHostileCount(t *testing.T) {
+	b := append([]byte{0x81, 0x99, 0xff, 0xff}, make([]byte, 0xffff)...)
+	if _, err := Decode(b); protocol.ReasonOf(err) != protocol.InvalidDelta {
+		t.Fatalf("Decode: %v, want invalid-delta", err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	const runs = 10
+	for range runs {
+		Decode(b)
+	}
+	runtime.ReadMemStats(&m1)
+	held := len(b) / minDelta * int(unsafe.Sizeof(Delta{}))
+	if got := int(m1.TotalAlloc-m0.TotalAlloc) / runs; got > held+len(b) {
+		t.Fatalf("Decode allocated %d bytes, more than the %d deltas the input holds (%d bytes) and a copy of it", got, len(b)/minDelta, held)
 	}
 }
