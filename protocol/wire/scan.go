@@ -29,9 +29,13 @@ func Scan(b []byte) error {
 		if depth >= MaxDepth && off < len(b) && b[off]>>5 == majorArray {
 			return fail(protocol.NestingTooDeep, off, "arrays nest past eight levels")
 		}
-		t, arg, n, w := head(b, off)
-		if w != fine {
-			return fail(w.reason(), off, whys[w].msg)
+		t, arg, ok := short(b, off)
+		n := 1
+		if !ok {
+			var w why
+			if t, arg, n, w = head(b, off); w != fine {
+				return fail(w.reason(), off, whys[w].msg)
+			}
 		}
 		off += n
 		switch t {
@@ -76,17 +80,26 @@ func Scan(b []byte) error {
 // length; for Float the bits, and n counts the eight bytes after the head.
 // On Invalid, Scan names the reason.
 func Head(b []byte, off int) (t Type, arg uint64, n int) {
-	if off < len(b) {
-		// As head's first look.
-		if ib := b[off]; ib < majorMap<<5 && ib&0x1f < 24 && int(ib&0x1f) < len(b)-off {
-			return Type(ib>>5) + Uint, uint64(ib & 0x1f), 1
-		}
+	if t, arg, ok := short(b, off); ok {
+		return t, arg, 1
 	}
 	t, arg, n, w := head(b, off)
 	if w != fine {
 		return Invalid, 0, 0
 	}
 	return t, arg, n
+}
+
+// short is head's first look, small enough to inline: a one-byte head of
+// majors 0 to 4 (an argument below 24), whose string or array fits in what
+// is left. Type counts those majors from Uint in the same order.
+func short(b []byte, off int) (Type, uint64, bool) {
+	if off < len(b) {
+		if ib := b[off]; ib < majorMap<<5 && ib&0x1f < 24 && int(ib&0x1f) < len(b)-off {
+			return Type(ib>>5) + Uint, uint64(ib & 0x1f), true
+		}
+	}
+	return Invalid, 0, false
 }
 
 // why is the rule an item broke, for Scan to name: a reason and a message.
@@ -134,8 +147,8 @@ var whys = [...]struct {
 
 func (w why) reason() protocol.Reason { return whys[w].r }
 
-// head is Head with the rule an item breaks. It reads the common one-byte
-// heads first, then the rest in the order the reference decoder judges them.
+// head is Head with the rule an item breaks, judged in the order the
+// reference decoder judges them. Callers look with short first.
 func head(b []byte, off int) (Type, uint64, int, why) {
 	if off >= len(b) {
 		return Invalid, 0, 0, endsEarly
@@ -143,11 +156,6 @@ func head(b []byte, off int) (Type, uint64, int, why) {
 	ib := b[off]
 	major, ai := ib>>5, ib&0x1f
 	rest := uint64(len(b) - off - 1) // the bytes after the initial byte
-	// Majors 0 to 4 with the argument in the initial byte; Type counts those
-	// majors from Uint in the same order.
-	if major <= majorArray && ai < 24 && (major < majorBytes || uint64(ai) <= rest) {
-		return Type(major) + Uint, uint64(ai), 1, fine
-	}
 	switch major {
 	case majorMap:
 		return Invalid, 0, 0, isMap
