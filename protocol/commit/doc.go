@@ -12,6 +12,9 @@
 // switched off; it also allocates a generic tree first. fxamacker/cbor is used
 // in the tests instead, as an independent reader of what Encode writes.
 //
+// Decode reads a commit in one walk that judges its bytes as it goes, and
+// lets wire.Scan name a refusal, since a byte-level reason anywhere wins.
+//
 // The JSON view (MarshalJSON/UnmarshalJSON on Commit, Delta, Ref and Value)
 // is the fixtures' shape, for fixtures, logs and tools; the wire is bytes.
 //

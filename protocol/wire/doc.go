@@ -4,7 +4,9 @@
 // Scan proves that a buffer holds exactly one value an encoder would have
 // written, and names the first rule it breaks with the spec's reason. Reader
 // then walks those bytes without judging them again, and the Append functions
-// write the one canonical spelling of each value.
+// write the one canonical spelling of each value. A decoder that would rather
+// judge and read in one walk reads each item with Head and ValidText, which
+// judge as Scan does, and asks Scan for the reason when they refuse.
 //
 // It does not know what a commit or a frame is, and the Append functions do
 // not refuse anything: NaN, integers outside plus or minus 2^53 and invalid
