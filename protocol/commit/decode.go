@@ -48,10 +48,11 @@ func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 // id with its head, and a ref of a kind and an empty key.
 const minDelta = 1 + 1 + 13 + 1 + 1 + 1
 
-// decoder is one walk over one commit. Every item is read with wire.Head,
-// which judges its bytes; an item Head refuses reads as wire.Invalid, which
-// no caller expects, so it is refused as the structure would be and
-// DecodeWithLimits lets wire.Scan name the byte-level reason.
+// decoder is one walk over one commit. Items are read with wire.Head, which
+// judges their bytes; an item Head refuses reads as wire.Invalid, which no
+// caller expects, so it is refused as the structure would be and
+// DecodeWithLimits lets wire.Scan name the byte-level reason. The parts
+// that have a single spelling (see deltaHead and value) are matched whole.
 type decoder struct {
 	b      []byte
 	text   string // a copy of b[textAt:], made at the first string
@@ -105,8 +106,8 @@ func (d *decoder) commit(l Limits) (Commit, error) {
 	// bigger than a byte: size by what the bytes can hold, which is exact
 	// for any commit that decodes.
 	deltas := make([]Delta, min(int(n), (len(d.b)-d.off)/minDelta))
-	// Past that bound a delta is read into spare and refused: k deltas leave
-	// fewer than minDelta bytes for the next one.
+	// A delta past that bound is read into spare, and refused: the deltas
+	// before it left it fewer than minDelta bytes.
 	var spare Delta
 	var order error
 	var prev []byte
@@ -183,6 +184,7 @@ func (d *decoder) delta(out *Delta) ([]byte, error) {
 // Those 17 bytes have one spelling in a commit that decodes: 83 or 84, a
 // type 00 to 02, 4c and the id's 12 bytes, 82, a kind 00 to 02. They are
 // read at once; any other bytes are read item by item to name what is wrong.
+// At least 18 bytes must be left, for the two items the ref's head promises.
 func (d *decoder) deltaHead(out *Delta) (uint64, error) {
 	if p := d.b[d.off:]; len(p) > 17 && (p[0] == 0x83 || p[0] == 0x84) && p[1] <= byte(Remove) &&
 		p[2] == 0x4c && p[15] == 0x82 && p[16] <= byte(Map) {
