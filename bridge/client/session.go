@@ -41,6 +41,7 @@ type session struct {
 	mu        sync.Mutex
 	running   int
 	queue     []queued
+	idle      []chan job           // parked handler goroutines
 	active    map[uint64]*inflight // running and queued questions, by id
 	writes    map[uint64]chan writeOutcome
 	ended     bool
@@ -50,6 +51,12 @@ type session struct {
 type queued struct {
 	q *v1.Question
 	h Handlers
+}
+
+// job is a question handed to a handler goroutine, with its context.
+type job struct {
+	queued
+	ctx context.Context
 }
 
 type inflight struct {
@@ -250,7 +257,23 @@ func (s *session) question(q *v1.Question) {
 }
 
 // startLocked runs one handler; s.mu is held and running counts it.
+// Handler goroutines are kept while the session lasts (at most
+// maxInFlight), so a question does not pay for a new goroutine and the
+// stack growth its handler needs.
 func (s *session) startLocked(w queued) {
+	j := s.jobLocked(w)
+	if n := len(s.idle); n > 0 {
+		ch := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		ch <- j // buffered, and only this goroutine sends on it
+		return
+	}
+	s.a.c.wg.Add(1) // the receive loop runs on a counted goroutine, so Close still waits
+	go s.work(j)
+}
+
+// jobLocked gives w its context and marks it running; s.mu is held.
+func (s *session) jobLocked(w queued) job {
 	var qctx context.Context
 	var cancel context.CancelFunc
 	if t := w.q.GetTimeout().AsDuration(); t > 0 && w.q.GetCall() == nil {
@@ -259,26 +282,48 @@ func (s *session) startLocked(w queued) {
 		qctx, cancel = context.WithCancel(s.ctx)
 	}
 	s.active[w.q.GetId()] = &inflight{cancel: cancel}
-	s.a.c.wg.Add(1) // the receive loop runs on a counted goroutine, so Close still waits
-	go func() {
-		defer s.a.c.wg.Done()
-		ans := s.answer(qctx, w.h, w.q)
-		s.finish(w.q.GetId(), ans)
-	}()
+	return job{w, qctx}
+}
+
+// work runs handlers until the session ends: the job it was started with,
+// then queued ones, parking in between.
+func (s *session) work(j job) {
+	defer s.a.c.wg.Done()
+	var park chan job
+	for {
+		ans := s.answer(j.ctx, j.h, j.q)
+		next, ok := s.finish(j.q.GetId(), ans)
+		if !ok {
+			s.mu.Lock()
+			if s.ended {
+				s.mu.Unlock()
+				return
+			}
+			if park == nil {
+				park = make(chan job, 1)
+			}
+			s.idle = append(s.idle, park)
+			s.mu.Unlock()
+			if next, ok = <-park; !ok {
+				return
+			}
+		}
+		j = next
+	}
 }
 
 // finish sends a handler's answer unless its question was withdrawn, and
-// gives its slot to the oldest queued question.
-func (s *session) finish(id uint64, ans *v1.Answer) {
+// returns the oldest queued question for the same goroutine to run.
+func (s *session) finish(id uint64, ans *v1.Answer) (next job, ok bool) {
 	s.mu.Lock()
 	f := s.active[id]
 	delete(s.active, id)
 	s.running--
 	if len(s.queue) > 0 && !s.ended {
-		next := s.queue[0]
+		w := s.queue[0]
 		s.queue = s.queue[1:]
 		s.running++
-		s.startLocked(next)
+		next, ok = s.jobLocked(w), true
 	}
 	s.mu.Unlock()
 	if f != nil {
@@ -287,6 +332,7 @@ func (s *session) finish(id uint64, ans *v1.Answer) {
 	if f != nil && !f.withdrawn && ans != nil {
 		s.push(ans)
 	}
+	return next, ok
 }
 
 func (s *session) withdraw(ids []uint64) {
@@ -333,6 +379,10 @@ func (s *session) end() {
 	s.mu.Lock()
 	s.ended = true
 	s.queue = nil
+	for _, ch := range s.idle {
+		close(ch)
+	}
+	s.idle = nil
 	ws := s.writes
 	s.writes = map[uint64]chan writeOutcome{}
 	s.mu.Unlock()
