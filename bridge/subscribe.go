@@ -13,6 +13,7 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/pbconv"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
@@ -38,7 +39,10 @@ type subscription struct {
 	resume map[string]uint64
 	start  v1.StartPosition
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// followed holds the documents with a follower; the value is whether
+	// the document was noticed again meanwhile, so a follower that finds
+	// its document absent hands it back rather than losing the notice.
 	followed map[string]bool
 	pending  map[string]struct{}
 	err      error
@@ -180,13 +184,34 @@ func (sub *subscription) serve(srv grpc.ServerStreamingServer[v1.SubscribeRespon
 // notice is a watch callback: it never blocks.
 func (sub *subscription) notice(name string) {
 	sub.mu.Lock()
-	if !sub.followed[name] {
+	if _, ok := sub.followed[name]; ok {
+		sub.followed[name] = true
+	} else {
 		sub.pending[name] = struct{}{}
 	}
 	sub.mu.Unlock()
+	sub.poke()
+}
+
+func (sub *subscription) poke() {
 	select {
 	case sub.wake <- struct{}{}:
 	default:
+	}
+}
+
+// unfollow ends name's follower because the document is not there; a
+// notice that came meanwhile starts another.
+func (sub *subscription) unfollow(name string) {
+	sub.mu.Lock()
+	again := sub.followed[name]
+	delete(sub.followed, name)
+	if again {
+		sub.pending[name] = struct{}{}
+	}
+	sub.mu.Unlock()
+	if again {
+		sub.poke()
 	}
 }
 
@@ -215,7 +240,7 @@ func (sub *subscription) fail(err error) {
 // follow starts a follower for name unless one runs.
 func (sub *subscription) follow(name string, mode followMode) {
 	sub.mu.Lock()
-	if sub.followed[name] {
+	if _, ok := sub.followed[name]; ok {
 		sub.mu.Unlock()
 		return
 	}
@@ -224,7 +249,7 @@ func (sub *subscription) follow(name string, mode followMode) {
 		sub.fail(status.Error(codes.ResourceExhausted, "too-many-documents: the subscription follows as many documents as it may"))
 		return
 	}
-	sub.followed[name] = true
+	sub.followed[name] = false
 	sub.mu.Unlock()
 	sub.wg.Add(1)
 	go func() {
@@ -299,9 +324,7 @@ func (sub *subscription) run(name string, mode followMode) {
 	root, state, cur, err := sub.gw.State(sub.ctx, name)
 	if absent(err) {
 		// Not there yet: the next sign of it starts a new follower.
-		sub.mu.Lock()
-		delete(sub.followed, name)
-		sub.mu.Unlock()
+		sub.unfollow(name)
 		return
 	}
 	if err != nil {
@@ -368,7 +391,7 @@ func (sub *subscription) run(name string, mode followMode) {
 				}
 			}
 			out = &v1.SubscribeResponse{Event: &v1.SubscribeResponse_Commit{Commit: &v1.CommitEvent{
-				Document: name, Cursor: ev.Cursor, Origin: storedOriginToProto(ev.Origin), Commit: commitToProto(c, ev.Commit, paths),
+				Document: name, Cursor: ev.Cursor, Origin: storedOriginToProto(ev.Origin), Commit: pbconv.CommitTo(c, ev.Commit, paths),
 			}}}
 		}
 		if !sub.emit(out) {
@@ -383,9 +406,7 @@ func (sub *subscription) run(name string, mode followMode) {
 		return
 	}
 	if absent(err) {
-		sub.mu.Lock()
-		delete(sub.followed, name)
-		sub.mu.Unlock()
+		sub.unfollow(name)
 		return
 	}
 	if _, ok := status.FromError(err); ok && err != nil {

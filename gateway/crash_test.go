@@ -58,7 +58,11 @@ func runChild() bool {
 		fail(err)
 	}
 	b := bridge.New(bridge.Config{Store: st})
-	s, err := gateway.New(gateway.Config{Store: st, PingInterval: -1, SnapshotEvery: crashSnapshotEvery})
+	// Wired as cmd/gateway wires it: the bridge is the authority, and so
+	// hears of every document as it appears.
+	cfg := gateway.Config{Store: st, Authority: b, Calls: b, PingInterval: -1, SnapshotEvery: crashSnapshotEvery}
+	cfg.Admission.Identifier = b
+	s, err := gateway.New(cfg)
 	if err != nil {
 		fail(err)
 	}
