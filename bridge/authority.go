@@ -3,6 +3,7 @@ package bridge
 import (
 	"github.com/weftgate/weftgate/gateway"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/pbconv"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -33,7 +34,7 @@ func (s *Server) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) 
 			Document: req.Document,
 			Cursor:   req.Cursor,
 			Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
-			Commit:   commitToProto(req.Commit, req.Bytes, req.Paths),
+			Commit:   pbconv.CommitTo(req.Commit, req.Bytes, req.Paths),
 		}}}
 	}
 	name := req.Document

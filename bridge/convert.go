@@ -33,23 +33,6 @@ func rootFromProto(p *v1.Root) (frame.Root, error) {
 	return frame.Root{ID: id, Kind: k}, nil
 }
 
-// commitToProto is both forms of c; paths may be nil (unknown), else one
-// per delta.
-func commitToProto(c commit.Commit, b []byte, paths [][]string) *v1.Commit {
-	out := &v1.Commit{Encoded: b, Tag: c.Tag, Deltas: make([]*v1.Delta, len(c.Deltas))}
-	for i, d := range c.Deltas {
-		pd := &v1.Delta{Type: pbconv.OpTo(d.Op), Id: pbconv.IDTo(d.ID), Ref: pbconv.RefTo(d.Ref)}
-		if d.Op != commit.Remove {
-			pd.Value = pbconv.ValueTo(d.Value)
-		}
-		if i < len(paths) {
-			pd.Path = pbconv.PathTo(paths[i])
-		}
-		out.Deltas[i] = pd
-	}
-	return out
-}
-
 // commitFromProto takes exactly one form and returns the commit and its
 // canonical bytes. Decode-stage refusals are *protocol.Error values.
 func commitFromProto(p *v1.Commit, lim commit.Limits) (commit.Commit, []byte, error) {
@@ -100,7 +83,7 @@ func stateToProto(root frame.Root, state []byte) (*v1.DocumentState, error) {
 		return nil, err
 	}
 	d := document.New(root.ID, root.Kind, document.Limits{})
-	out.Commit = commitToProto(c, state, d.Paths(c))
+	out.Commit = pbconv.CommitTo(c, state, d.Paths(c))
 	return out, nil
 }
 

@@ -129,7 +129,7 @@ func (s *Server) writeCommit(ctx context.Context, gw *gateway.Server, w writeSpe
 		return s.writeFailed(ctx, err, n.refused)
 	}
 	n, _ := s.notes.get(id)
-	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: cur, Commit: commitToProto(c, b, n.paths)}, nil, nil
+	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: cur, Commit: pbconv.CommitTo(c, b, n.paths)}, nil, nil
 }
 
 // writeFailed turns a gateway error into a result, or a fatal error.
@@ -177,7 +177,7 @@ func (s *Server) writeState(ctx context.Context, gw *gateway.Server, w writeSpec
 	if err != nil {
 		return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: after}, nil, nil
 	}
-	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: after, Commit: commitToProto(c, b, nil)}, nil, nil
+	return &v1.WriteResult{Status: v1.WriteStatus_WRITE_STATUS_APPLIED, Cursor: after, Commit: pbconv.CommitTo(c, b, nil)}, nil, nil
 }
 
 func asProtocolError(err error) *protocol.Error {

@@ -210,6 +210,23 @@ func DeltaFrom(p *v1.Delta) (commit.Delta, error) {
 	return d, err
 }
 
+// CommitTo is both forms of c: its bytes and the typed view, with each
+// delta's path (paths may be nil, or shorter than the deltas: no path).
+func CommitTo(c commit.Commit, encoded []byte, paths [][]string) *v1.Commit {
+	out := &v1.Commit{Encoded: encoded, Tag: c.Tag, Deltas: make([]*v1.Delta, len(c.Deltas))}
+	for i, d := range c.Deltas {
+		pd := &v1.Delta{Type: OpTo(d.Op), Id: IDTo(d.ID), Ref: RefTo(d.Ref)}
+		if d.Op != commit.Remove {
+			pd.Value = ValueTo(d.Value)
+		}
+		if i < len(paths) {
+			pd.Path = PathTo(paths[i])
+		}
+		out.Deltas[i] = pd
+	}
+	return out
+}
+
 // PathTo is nil for nil (no attach path), and a message with no steps
 // for the root's empty path.
 func PathTo(p []string) *v1.Path {
