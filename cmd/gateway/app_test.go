@@ -341,3 +341,14 @@ func TestStatusPage(t *testing.T) {
 }
 
 var _ prometheus.Collector = (*gatewayCollector)(nil)
+
+// A read-only gateway still asks the bridge who may open a document: with
+// the closed fallback and no backend, nobody may, rather than everybody.
+func TestReadOnlyKeepsAccessControl(t *testing.T) {
+	ta := newTestApp(t, "-read-only", "-authority-fallback", "closed")
+	a := dialPeer(t, testCtx(t), ta.srv.URL)
+	a.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Root: &frame.Root{ID: commit.NewID(), Kind: commit.Object}})
+	if f := a.expect(frame.Fault); f.Topic != 1 || f.Reason != "no-authority" {
+		t.Fatalf("fault %+v, want no-authority on topic 1", f)
+	}
+}

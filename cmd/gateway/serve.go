@@ -85,11 +85,12 @@ func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 	obs := newObservers()
 	// The bridge is the authority: backends that claim a document answer
 	// for it, and its fallback policy for the rest. A read-only gateway
-	// refuses every write whatever a backend would say.
+	// refuses every write whatever a backend would say, but still lets the
+	// bridge decide who may open what.
 	a.bridge = a.cfg.bridge(a.store, log)
 	var inner gateway.Authority = a.bridge
 	if a.cfg.ReadOnly {
-		inner = gateway.Policy{ReadOnly: true}
+		inner = readOnly{a.bridge}
 	}
 	auth := timedAuthority{inner: inner, hist: obs.authority}
 	gcfg := a.cfg.gateway(timedStore{Store: a.store, hist: obs.storeSync}, auth, log)
@@ -311,4 +312,11 @@ func (a *app) writeReadyFile() error {
 		return err
 	}
 	return os.Rename(tmp, a.cfg.ReadyFile)
+}
+
+// readOnly refuses every write and leaves opening to the authority it wraps.
+type readOnly struct{ gateway.Authority }
+
+func (readOnly) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
+	gateway.Policy{ReadOnly: true}.Judge(req, reply)
 }
