@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/wire"
@@ -26,8 +27,9 @@ func Decode(b []byte) (Commit, error) { return DecodeWithLimits(b, Limits{}) }
 // commit-too-large or too-many-deltas.
 //
 // The result does not alias b. Its keys and strings are slices of one copy
-// of b, so keeping one of them keeps that copy (the commit's size): a holder
-// keeping a few for long may strings.Clone them.
+// of b, so keeping one of them keeps that copy (the commit's size, and for
+// a small commit its deltas too, which share the block): a holder keeping a
+// few for long may strings.Clone them, as document does.
 func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 	if len(b) > l.maxCommitBytes() {
 		return Commit{}, &protocol.Error{Reason: protocol.CommitTooLarge,
@@ -105,7 +107,7 @@ func (d *decoder) commit(l Limits) (Commit, error) {
 	// A count is no more than the bytes left (Head), but a Delta is far
 	// bigger than a byte: size by what the bytes can hold, which is exact
 	// for any commit that decodes.
-	deltas := make([]Delta, min(int(n), (len(d.b)-d.off)/minDelta))
+	deltas := d.room(min(int(n), (len(d.b)-d.off)/minDelta))
 	// A delta past that bound is read into spare, and refused: the deltas
 	// before it left it fewer than minDelta bytes.
 	var spare Delta
@@ -327,4 +329,54 @@ func (d *decoder) reference(out *Value, refAt int, t wire.Type, n uint64) error 
 
 func at(r protocol.Reason, off int, msg string) error {
 	return &protocol.Error{Reason: r, Message: msg, Offset: off}
+}
+
+// block is a small commit's deltas and the copy of its bytes that its
+// strings slice, in one allocation: for a commit of a few deltas the
+// second allocation was a sizeable share of decoding it.
+type block[D, T any] struct {
+	d D
+	t T
+}
+
+func carve[D, T any](k int) ([]Delta, []byte) {
+	b := new(block[D, T])
+	return unsafe.Slice((*Delta)(unsafe.Pointer(&b.d)), k), unsafe.Slice((*byte)(unsafe.Pointer(&b.t)), unsafe.Sizeof(b.t))
+}
+
+// room returns k zero deltas. For a small commit it also copies what is
+// left of the input beside them, as the text its strings slice.
+func (d *decoder) room(k int) []Delta {
+	rest := len(d.b) - d.off
+	var ds []Delta
+	var t []byte
+	switch {
+	case k == 1 && rest <= 32:
+		ds, t = carve[[1]Delta, [32]byte](k)
+	case k == 1 && rest <= 64:
+		ds, t = carve[[1]Delta, [64]byte](k)
+	case k == 1 && rest <= 128:
+		ds, t = carve[[1]Delta, [128]byte](k)
+	case k == 2 && rest <= 64:
+		ds, t = carve[[2]Delta, [64]byte](k)
+	case k == 2 && rest <= 128:
+		ds, t = carve[[2]Delta, [128]byte](k)
+	case k == 3 && rest <= 128:
+		ds, t = carve[[3]Delta, [128]byte](k)
+	case k == 3 && rest <= 192:
+		ds, t = carve[[3]Delta, [192]byte](k)
+	case k == 4 && rest <= 128:
+		ds, t = carve[[4]Delta, [128]byte](k)
+	case k == 4 && rest <= 192:
+		ds, t = carve[[4]Delta, [192]byte](k)
+	case k == 4 && rest <= 256:
+		ds, t = carve[[4]Delta, [256]byte](k)
+	default:
+		return make([]Delta, k)
+	}
+	if rest > 0 {
+		n := copy(t, d.b[d.off:])
+		d.text, d.textAt = unsafe.String(&t[0], n), d.off
+	}
+	return ds
 }

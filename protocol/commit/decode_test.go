@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -178,6 +179,47 @@ func TestDecodeAllocations(t *testing.T) {
 	})
 	if n > 2 {
 		t.Fatalf("Decode of %d deltas made %v allocations, want at most 2", len(c.Deltas), n)
+	}
+}
+
+// A small commit is one allocation: its deltas and the copy its strings
+// slice share a block. Every size of block decodes to what was encoded, its
+// deltas cannot be appended into its text, and it does not alias its input.
+func TestDecodeSmallCommitOneBlock(t *testing.T) {
+	for k := 1; k <= 5; k++ {
+		for _, size := range []int{0, 8, 30, 60, 100, 150, 230, 300} {
+			var c Commit
+			for i := range k {
+				c.Deltas = append(c.Deltas, Delta{Op: Add, ID: ID{11: byte(i)}, Ref: ObjectKey("k"), Value: TextValue(strings.Repeat("é", size/2/k))})
+			}
+			b, err := Encode(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := testing.AllocsPerRun(20, func() {
+				if _, err := Decode(b); err != nil {
+					panic(err)
+				}
+			})
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cap(got.Deltas) != k {
+				t.Errorf("%d deltas, %d bytes: cap %d", k, len(b), cap(got.Deltas))
+			}
+			want := got.Deltas[k-1].Value.Str
+			_ = append(got.Deltas, Delta{Ref: ObjectKey("clobber")})
+			for i := range b {
+				b[i] = 0
+			}
+			if !reflect.DeepEqual(got, c) || got.Deltas[k-1].Value.Str != want {
+				t.Errorf("%d deltas, %d bytes: decoded %+v", k, len(b), got)
+			}
+			if k <= 4 && len(b) <= 130 && n != 1 {
+				t.Errorf("%d deltas, %d bytes: %v allocations, want 1", k, len(b), n)
+			}
+		}
 	}
 }
 
