@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"sync"
 	"unsafe"
 
 	"github.com/weftgate/weftgate/protocol"
@@ -27,9 +28,11 @@ func Decode(b []byte) (Commit, error) { return DecodeWithLimits(b, Limits{}) }
 // commit-too-large or too-many-deltas.
 //
 // The result does not alias b. Its keys and strings are slices of one copy
-// of b, so keeping one of them keeps that copy (the commit's size, and for
-// a small commit its deltas too, which share the block): a holder keeping a
-// few for long may strings.Clone them, as document does.
+// of b, so keeping one of them keeps that copy. A small commit's deltas and
+// copy are cut from memory shared with other small commits decoded near it
+// (up to 10 KiB), which stays while any of them is held: a holder keeping a
+// few commits for long should Clone them, or strings.Clone what it keeps,
+// as document does.
 func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 	if len(b) > l.maxCommitBytes() {
 		return Commit{}, &protocol.Error{Reason: protocol.CommitTooLarge,
@@ -37,6 +40,9 @@ func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 	}
 	d := decoder{b: b}
 	c, err := d.commit(l)
+	if d.chunk != nil {
+		chunks.Put(d.chunk)
+	}
 	if err != nil {
 		if berr := wire.Scan(b); berr != nil {
 			return Commit{}, berr
@@ -59,7 +65,8 @@ type decoder struct {
 	b      []byte
 	text   string // a copy of b[textAt:], made at the first string
 	textAt int
-	off    int // the next item
+	off    int    // the next item
+	chunk  *chunk // where a small commit's strings are copied to, one by one
 }
 
 // head reads the head of the next item and moves past it.
@@ -81,6 +88,15 @@ func (d *decoder) body(n uint64) []byte {
 // one copy of the commit from its first string on: one allocation and one
 // copy for all of a commit's strings.
 func (d *decoder) str(p []byte) string {
+	if c := d.chunk; c != nil {
+		if len(p) == 0 {
+			return ""
+		}
+		t := c.text // room reserved enough for every string
+		n := copy(t, p)
+		c.text = t[n:]
+		return unsafe.String(&t[0], n)
+	}
 	if d.text == "" {
 		d.textAt = d.off - len(p)
 		d.text = string(d.b[d.textAt:])
@@ -331,52 +347,45 @@ func at(r protocol.Reason, off int, msg string) error {
 	return &protocol.Error{Reason: r, Message: msg, Offset: off}
 }
 
-// block is a small commit's deltas and the copy of its bytes that its
-// strings slice, in one allocation: for a commit of a few deltas the
-// second allocation was a sizeable share of decoding it.
-type block[D, T any] struct {
-	d D
-	t T
+// A small commit's deltas, and the copy of its bytes that its strings
+// slice, are cut from chunks that many small commits share: one allocation
+// a commit was a fifth of decoding one (decision 009). Every run is cut
+// once from zeroed memory and never handed out again; deltas are typed
+// memory, so a caller may write anything into them, and a run is capped
+// so that appending to it copies. The bytes are never written after the
+// copy, which is what makes an unsafe.String over them sound.
+const (
+	chunkDeltas = 64   // deltas a chunk holds (6 KiB)
+	chunkText   = 4096 // bytes a chunk holds
+	smallDeltas = 8    // the most deltas cut from a chunk
+	smallText   = 512  // the most bytes cut from a chunk
+)
+
+// chunks holds partly cut chunks; each decode takes one for its own use.
+var chunks = sync.Pool{New: func() any { return new(chunk) }}
+
+type chunk struct {
+	deltas []Delta // not yet cut
+	text   []byte
 }
 
-func carve[D, T any](k int) ([]Delta, []byte) {
-	b := new(block[D, T])
-	return unsafe.Slice((*Delta)(unsafe.Pointer(&b.d)), k), unsafe.Slice((*byte)(unsafe.Pointer(&b.t)), unsafe.Sizeof(b.t))
-}
-
-// room returns k zero deltas. For a small commit it also copies what is
-// left of the input beside them, as the text its strings slice.
+// room returns k zero deltas. For a small commit they come from a shared
+// chunk, which also takes the copies of its strings (str): room reserves as
+// many bytes as the rest of the input, which holds them all.
 func (d *decoder) room(k int) []Delta {
 	rest := len(d.b) - d.off
-	var ds []Delta
-	var t []byte
-	switch {
-	case k == 1 && rest <= 32:
-		ds, t = carve[[1]Delta, [32]byte](k)
-	case k == 1 && rest <= 64:
-		ds, t = carve[[1]Delta, [64]byte](k)
-	case k == 1 && rest <= 128:
-		ds, t = carve[[1]Delta, [128]byte](k)
-	case k == 2 && rest <= 64:
-		ds, t = carve[[2]Delta, [64]byte](k)
-	case k == 2 && rest <= 128:
-		ds, t = carve[[2]Delta, [128]byte](k)
-	case k == 3 && rest <= 128:
-		ds, t = carve[[3]Delta, [128]byte](k)
-	case k == 3 && rest <= 192:
-		ds, t = carve[[3]Delta, [192]byte](k)
-	case k == 4 && rest <= 128:
-		ds, t = carve[[4]Delta, [128]byte](k)
-	case k == 4 && rest <= 192:
-		ds, t = carve[[4]Delta, [192]byte](k)
-	case k == 4 && rest <= 256:
-		ds, t = carve[[4]Delta, [256]byte](k)
-	default:
+	if k > smallDeltas || rest > smallText {
 		return make([]Delta, k)
 	}
-	if rest > 0 {
-		n := copy(t, d.b[d.off:])
-		d.text, d.textAt = unsafe.String(&t[0], n), d.off
+	c := chunks.Get().(*chunk)
+	if len(c.deltas) < k {
+		c.deltas = make([]Delta, chunkDeltas)
 	}
+	ds := c.deltas[:k:k]
+	c.deltas = c.deltas[k:]
+	if len(c.text) < rest {
+		c.text = make([]byte, chunkText)
+	}
+	d.chunk = c
 	return ds
 }

@@ -1,10 +1,13 @@
 package commit
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/wire"
@@ -110,10 +113,10 @@ const (
 type Value struct {
 	Type  ValueType
 	Bool  bool
+	Ref   Reference // beside Type and Bool, which it packs with (48 bytes, not 56)
 	Int   int64
 	Float float64
 	Str   string // Text or Bytes
-	Ref   Reference
 }
 
 // Op is a delta's type.
@@ -151,6 +154,19 @@ type Delta struct {
 type Commit struct {
 	Deltas []Delta
 	Tag    []byte
+}
+
+// Clone is a deep copy of c in memory of its own: a decoded commit shares
+// its memory with others decoded near it (DecodeWithLimits), so a holder
+// that keeps a few for long clones them.
+func (c Commit) Clone() Commit {
+	out := Commit{Deltas: slices.Clone(c.Deltas), Tag: bytes.Clone(c.Tag)}
+	for i := range out.Deltas {
+		d := &out.Deltas[i]
+		d.Ref.Key = strings.Clone(d.Ref.Key)
+		d.Value.Str = strings.Clone(d.Value.Str)
+	}
+	return out
 }
 
 // Constructors for values, so callers need not know the layout.
