@@ -37,9 +37,17 @@ func (s *Server) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) 
 			Commit:   pbconv.CommitTo(req.Commit, req.Bytes, req.Paths),
 		}}}
 	}
+	qEncoded := func() *v1.Question {
+		return &v1.Question{Kind: &v1.Question_Accept{Accept: &v1.AcceptQuestion{
+			Document: req.Document,
+			Cursor:   req.Cursor,
+			Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
+			Commit:   pbconv.CommitEncodedTo(req.Bytes, len(req.Commit.Deltas), req.Paths),
+		}}}
+	}
 	name := req.Document
 	s.router.start(&ask{
-		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, build: q,
+		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, build: q, buildEncoded: qEncoded,
 		answered: func(a *v1.Answer) { reply(acceptVerdict(a)) },
 		fellBack: func(fb fallback) { reply(s.acceptFallback(name, fb)) },
 	})

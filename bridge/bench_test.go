@@ -30,28 +30,34 @@ func BenchmarkJudgeNoClaimant(b *testing.B) {
 }
 
 // BenchmarkAcceptRoundTrip is one accept question over an authority stream
-// (bufconn) and its answer, with up to 64 in flight.
+// (bufconn) and its answer, with up to 64 in flight, in each commit view.
 func BenchmarkAcceptRoundTrip(b *testing.B) {
-	e := startEnv(b, envOpts{bufconn: true})
-	a := openBackend(b, e, "bench", 256)
-	a.mustClaim(1, prefix(""), 0, kAccept)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a.serveAccept(ctx, func(q *v1.Question) *v1.Answer { return accept(q.Id) })
-	req := benchRequest()
-	sem := make(chan struct{}, 64)
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	for b.Loop() {
-		sem <- struct{}{}
-		wg.Add(1)
-		e.b.Judge(req, func(v gateway.Verdict) {
-			if !v.Accepted() {
-				b.Errorf("refused: %+v", v)
+	for _, view := range []v1.CommitView{v1.CommitView_COMMIT_VIEW_FULL, v1.CommitView_COMMIT_VIEW_ENCODED} {
+		b.Run(view.String(), func(b *testing.B) {
+			e := startEnv(b, envOpts{bufconn: true})
+			a := openBackend(b, e, "bench", 256)
+			if r := a.claimView(1, prefix(""), 0, view); !r.Granted {
+				b.Fatalf("claim refused: %v", r.Reasons)
 			}
-			<-sem
-			wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			a.serveAccept(ctx, func(q *v1.Question) *v1.Answer { return accept(q.Id) })
+			req := benchRequest()
+			sem := make(chan struct{}, 64)
+			var wg sync.WaitGroup
+			b.ReportAllocs()
+			for b.Loop() {
+				sem <- struct{}{}
+				wg.Add(1)
+				e.b.Judge(req, func(v gateway.Verdict) {
+					if !v.Accepted() {
+						b.Errorf("refused: %+v", v)
+					}
+					<-sem
+					wg.Done()
+				})
+			}
+			wg.Wait()
 		})
 	}
-	wg.Wait()
 }

@@ -45,6 +45,14 @@ func (r *router) claim(st *stream, c *v1.Claim) *v1.ClaimResult {
 	if kinds == 0 {
 		return claimRefused(c.ClaimId, ReasonInvalidClaim, "a claim names at least one question kind")
 	}
+	var encoded bool
+	switch c.CommitView {
+	case v1.CommitView_COMMIT_VIEW_UNSPECIFIED, v1.CommitView_COMMIT_VIEW_FULL:
+	case v1.CommitView_COMMIT_VIEW_ENCODED:
+		encoded = true
+	default:
+		return claimRefused(c.ClaimId, ReasonInvalidClaim, "commit_view is not a known view")
+	}
 	timeout := r.cfg.QuestionTimeout
 	if c.Timeout != nil {
 		if err := c.Timeout.CheckValid(); err != nil || c.Timeout.AsDuration() < 0 {
@@ -64,7 +72,7 @@ func (r *router) claim(st *stream, c *v1.Claim) *v1.ClaimResult {
 	case len(st.claims) >= r.cfg.MaxClaimsPerStream:
 		return claimRefused(c.ClaimId, ReasonTooManyClaims, "the stream has as many claims as it may")
 	}
-	cl := &claim{st: st, id: c.ClaimId, pat: pat, kinds: kinds, timeout: timeout}
+	cl := &claim{st: st, id: c.ClaimId, pat: pat, kinds: kinds, timeout: timeout, encoded: encoded}
 	st.claims[c.ClaimId] = cl
 	r.claims = append(r.claims, cl)
 	return &v1.ClaimResult{ClaimId: c.ClaimId, Granted: true}

@@ -37,9 +37,11 @@ type ask struct {
 	exclude uint64 // a stream never asked (a backend's own write)
 	// build makes the question once some stream claims it, so a name
 	// nobody claims costs no conversion on the gateway's hub goroutine.
-	build func() *v1.Question
-	tmpl  *v1.Question
-	size  int // of tmpl as sent, for batching
+	// buildEncoded, when set, makes it for a claim that asked for
+	// COMMIT_VIEW_ENCODED. Each is called at most once (forms).
+	build        func() *v1.Question
+	buildEncoded func() *v1.Question
+	forms        [2]*form // full, encoded
 
 	// Exactly one of answered and fellBack is called, once, without the
 	// router's lock. progress may be called before answered.
@@ -59,8 +61,39 @@ type ask struct {
 	timer    *time.Timer
 	gen      uint64 // bumps on every (re)arm of timer
 	sent     bool
+	encoded  bool // the current assignment takes forms[1]
+	tooLarge bool // a claimant was passed over because its form is too large
 	done     bool
 	counted  bool // holds one of perDoc[doc]
+}
+
+// form is a question as built for one commit view, and its size as sent.
+type form struct {
+	q    *v1.Question
+	size int
+}
+
+// envelopeBytes bounds what send adds to a form: id, claim_id and attempt
+// at their widest, and a timeout.
+const envelopeBytes = 11 + 11 + 6 + 2 + 11 + 6
+
+// form is a's question for a claim that wants the encoded view or not,
+// built on first need. Building converts the whole commit, so start does
+// it before taking the router's lock for the claim it expects to pick.
+func (a *ask) form(encoded bool) *form {
+	i := 0
+	if encoded && a.buildEncoded != nil {
+		i = 1
+	}
+	if a.forms[i] == nil {
+		build := a.build
+		if i == 1 {
+			build = a.buildEncoded
+		}
+		q := build()
+		a.forms[i] = &form{q: q, size: proto.Size(q) + envelopeBytes}
+	}
+	return a.forms[i]
 }
 
 // claim is one claim in force.
@@ -70,6 +103,7 @@ type claim struct {
 	pat     pattern
 	kinds   uint32 // bit per QuestionKind
 	timeout time.Duration
+	encoded bool // COMMIT_VIEW_ENCODED
 }
 
 func (c *claim) has(k v1.QuestionKind) bool { return c.kinds&(1<<uint(k)) != 0 }
@@ -111,6 +145,10 @@ func (r *router) start(a *ask) {
 	if !claimed {
 		a.done = true
 	}
+	var encoded bool
+	if c := r.pick(a); claimed && c != nil {
+		encoded = c.encoded
+	}
 	r.mu.Unlock()
 	switch {
 	case closed:
@@ -121,9 +159,7 @@ func (r *router) start(a *ask) {
 		return
 	}
 	a.tried = map[uint64]struct{}{}
-	a.tmpl = a.build()
-	probe := &v1.Question{Id: ^uint64(0), ClaimId: ^uint64(0), Attempt: ^uint32(0), Timeout: durationpb.New(r.cfg.MaxQuestionTimeout), Kind: a.tmpl.Kind}
-	a.size = proto.Size(probe)
+	a.form(encoded)
 	r.mu.Lock()
 	var fb fallback
 	final := true
@@ -137,11 +173,7 @@ func (r *router) start(a *ask) {
 			r.perDoc[a.doc]++
 			a.counted = true
 		}
-		if a.size > r.questionRoom() {
-			fb = fbTooLarge
-		} else {
-			fb, final = r.place(a)
-		}
+		fb, final = r.place(a)
 		if final {
 			r.finish(a)
 		}
@@ -210,11 +242,17 @@ func (r *router) place(a *ask) (fallback, bool) {
 				return fbTimeout, true
 			case a.busy:
 				return fbBusy, true
+			case a.tooLarge:
+				return fbTooLarge, true
 			}
 			return fbNone, true
 		}
 		st := c.st
 		a.tried[st.id] = struct{}{}
+		if a.form(c.encoded).size > r.questionRoom() {
+			a.tooLarge = true
+			continue
+		}
 		if st.inflight >= st.max && len(st.held) >= r.cfg.MaxHeldPerStream {
 			a.busy = true
 			continue
@@ -231,7 +269,7 @@ func (r *router) assign(a *ask, c *claim) {
 		r.stats.Reasked.Add(1)
 	}
 	st.nextQID++
-	a.st, a.qid, a.claimID, a.timeout, a.sent = st, st.nextQID, c.id, c.timeout, false
+	a.st, a.qid, a.claimID, a.timeout, a.sent, a.encoded = st, st.nextQID, c.id, c.timeout, false, c.encoded
 	st.asks[a.qid] = a
 	a.deadline = time.Now().Add(a.timeout)
 	r.arm(a)
@@ -257,9 +295,10 @@ func (r *router) send(a *ask) {
 	st.inflight++
 	a.sent = true
 	left := max(time.Until(a.deadline), 0)
-	q := &v1.Question{Id: a.qid, ClaimId: a.claimID, Attempt: uint32(a.attempts), Timeout: durationpb.New(left), Kind: a.tmpl.Kind}
+	f := a.form(a.encoded)
+	q := &v1.Question{Id: a.qid, ClaimId: a.claimID, Attempt: uint32(a.attempts), Timeout: durationpb.New(left), Kind: f.q.Kind}
 	r.stats.Asked.Add(1)
-	st.out.pushQuestion(q, a.size)
+	st.out.pushQuestion(q, f.size)
 }
 
 // detach takes a off its stream, telling the backend why when it had been

@@ -13,8 +13,9 @@ import (
 )
 
 // BenchmarkAcceptRoundTrip is the SDK's share of an accept question: the
-// fake gateway sends questions in batches of 64 over bufconn, the SDK
-// decodes each commit, runs the handler and batches the answers back.
+// fake gateway sends questions in batches of 64 over bufconn, in the
+// encoded view the SDK claims with; the SDK decodes each commit, runs the
+// handler and batches the answers back.
 func BenchmarkAcceptRoundTrip(b *testing.B) {
 	g := newFake(b, "")
 	c := g.dial(b, g.options())
@@ -23,7 +24,9 @@ func BenchmarkAcceptRoundTrip(b *testing.B) {
 	fs.welcome(b, 1, nil)
 	cl := fs.grant(b)
 	wait(b, done, "claim")
-	q := acceptQ(b, 0, cl.GetClaimId(), "d", commit.Commit{Deltas: []commit.Delta{set("title", "hello"), set("body", "a short text")}})
+	cm := commit.Commit{Deltas: []commit.Delta{set("title", "hello"), set("body", "a short text")}}
+	q := acceptQ(b, 0, cl.GetClaimId(), "d", cm)
+	q.GetAccept().Commit = encodedView(b, cm)
 	const batch = 64
 	next, msgs := uint64(0), 0
 	b.ReportAllocs()

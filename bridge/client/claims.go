@@ -91,7 +91,9 @@ func (a *authority) drop(cl *claim) {
 }
 
 func (cl *claim) message() *v1.AuthorityRequest {
-	m := &v1.Claim{ClaimId: cl.id, Pattern: patternTo(cl.pattern), Kinds: cl.h.kinds()}
+	// The SDK reads a commit from its bytes, and needs only the paths
+	// besides: the typed deltas would cost both ends for nothing.
+	m := &v1.Claim{ClaimId: cl.id, Pattern: patternTo(cl.pattern), Kinds: cl.h.kinds(), CommitView: v1.CommitView_COMMIT_VIEW_ENCODED}
 	if cl.h.Timeout > 0 {
 		m.Timeout = durationpb.New(cl.h.Timeout)
 	}

@@ -56,9 +56,11 @@ func commitFrom(p *v1.Commit, l commit.Limits) (commit.Commit, []byte, error) {
 	return c, b, err
 }
 
-// viewFrom reads a commit the gateway sent in both forms and refuses one
-// whose typed view disagrees with its bytes: the paths are what a handler
-// judges by, so they must describe the commit the bytes are.
+// viewFrom reads a commit the gateway sent as its bytes and paths
+// (COMMIT_VIEW_ENCODED, what the SDK claims with) or in both forms, and
+// refuses one whose paths or typed view disagree with its bytes: the paths
+// are what a handler judges by, so they must describe the commit the bytes
+// are.
 func viewFrom(p *v1.Commit, l commit.Limits) (CommitView, error) {
 	c, b, err := commitFrom(p, l)
 	if err != nil {
@@ -68,6 +70,18 @@ func viewFrom(p *v1.Commit, l commit.Limits) (CommitView, error) {
 	pds := p.GetDeltas()
 	if len(pds) == 0 {
 		v.Paths = make([][]string, len(c.Deltas))
+		ps := p.GetPaths()
+		if len(ps) == 0 {
+			return v, nil
+		}
+		if len(ps) != len(c.Deltas) {
+			return CommitView{}, protocol.Errorf(protocol.InvalidCommit, fmt.Sprintf("%d paths for %d deltas", len(ps), len(c.Deltas)))
+		}
+		for i, pp := range ps {
+			if steps := pp.GetSteps(); len(steps) > 0 {
+				v.Paths[i] = steps
+			}
+		}
 		return v, nil
 	}
 	if len(pds) != len(c.Deltas) {

@@ -54,6 +54,22 @@ func both(t testing.TB, c commit.Commit) *v1.Commit {
 	return out
 }
 
+// encodedView is c as the gateway sends it under COMMIT_VIEW_ENCODED, which
+// the SDK claims with: its bytes and one path a delta.
+func encodedView(t testing.TB, c commit.Commit) *v1.Commit {
+	t.Helper()
+	b, d := canonical(t, c)
+	out := &v1.Commit{Encoded: b}
+	for _, dl := range d.Deltas {
+		p := &v1.Path{}
+		if dl.ID == rootID && dl.Ref.Kind == commit.Object {
+			p.Steps = []string{dl.Ref.Key}
+		}
+		out.Paths = append(out.Paths, p)
+	}
+	return out
+}
+
 func deltaProto(d commit.Delta) *v1.Delta {
 	out := &v1.Delta{Id: &v1.Id{Value: append([]byte{}, d.ID[:]...)}}
 	switch d.Op {

@@ -227,6 +227,21 @@ func CommitTo(c commit.Commit, encoded []byte, paths [][]string) *v1.Commit {
 	return out
 }
 
+// CommitEncodedTo is a commit of n deltas as its bytes and each delta's
+// path, without the typed deltas (COMMIT_VIEW_ENCODED): an empty Path where
+// none reaches. The steps are shared with paths, not copied.
+func CommitEncodedTo(encoded []byte, n int, paths [][]string) *v1.Commit {
+	ps := make([]v1.Path, n)
+	out := &v1.Commit{Encoded: encoded, Paths: make([]*v1.Path, n)}
+	for i := range ps {
+		if i < len(paths) {
+			ps[i].Steps = paths[i]
+		}
+		out.Paths[i] = &ps[i]
+	}
+	return out
+}
+
 // PathTo is nil for nil (no attach path), and a message with no steps
 // for the root's empty path.
 func PathTo(p []string) *v1.Path {

@@ -104,6 +104,61 @@ func (QuestionKind) EnumDescriptor() ([]byte, []int) {
 	return file_weftgate_v1_authority_proto_rawDescGZIP(), []int{0}
 }
 
+// CommitView is how a commit the gateway asks about is sent (Commit).
+type CommitView int32
+
+const (
+	// COMMIT_VIEW_FULL.
+	CommitView_COMMIT_VIEW_UNSPECIFIED CommitView = 0
+	// Both forms: the encoded bytes and the typed deltas, each with its path.
+	CommitView_COMMIT_VIEW_FULL CommitView = 1
+	// The encoded bytes and Commit.paths, without the typed deltas: for a
+	// backend that reads the bytes itself (the Go SDK does), which then
+	// costs both ends far less per question.
+	CommitView_COMMIT_VIEW_ENCODED CommitView = 2
+)
+
+// Enum value maps for CommitView.
+var (
+	CommitView_name = map[int32]string{
+		0: "COMMIT_VIEW_UNSPECIFIED",
+		1: "COMMIT_VIEW_FULL",
+		2: "COMMIT_VIEW_ENCODED",
+	}
+	CommitView_value = map[string]int32{
+		"COMMIT_VIEW_UNSPECIFIED": 0,
+		"COMMIT_VIEW_FULL":        1,
+		"COMMIT_VIEW_ENCODED":     2,
+	}
+)
+
+func (x CommitView) Enum() *CommitView {
+	p := new(CommitView)
+	*p = x
+	return p
+}
+
+func (x CommitView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CommitView) Descriptor() protoreflect.EnumDescriptor {
+	return file_weftgate_v1_authority_proto_enumTypes[1].Descriptor()
+}
+
+func (CommitView) Type() protoreflect.EnumType {
+	return &file_weftgate_v1_authority_proto_enumTypes[1]
+}
+
+func (x CommitView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CommitView.Descriptor instead.
+func (CommitView) EnumDescriptor() ([]byte, []int) {
+	return file_weftgate_v1_authority_proto_rawDescGZIP(), []int{1}
+}
+
 // WithdrawReason is why questions were withdrawn.
 type WithdrawReason int32
 
@@ -143,11 +198,11 @@ func (x WithdrawReason) String() string {
 }
 
 func (WithdrawReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_weftgate_v1_authority_proto_enumTypes[1].Descriptor()
+	return file_weftgate_v1_authority_proto_enumTypes[2].Descriptor()
 }
 
 func (WithdrawReason) Type() protoreflect.EnumType {
-	return &file_weftgate_v1_authority_proto_enumTypes[1]
+	return &file_weftgate_v1_authority_proto_enumTypes[2]
 }
 
 func (x WithdrawReason) Number() protoreflect.EnumNumber {
@@ -156,7 +211,7 @@ func (x WithdrawReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use WithdrawReason.Descriptor instead.
 func (WithdrawReason) EnumDescriptor() ([]byte, []int) {
-	return file_weftgate_v1_authority_proto_rawDescGZIP(), []int{1}
+	return file_weftgate_v1_authority_proto_rawDescGZIP(), []int{2}
 }
 
 // AuthorityRequest is one message from the backend.
@@ -705,7 +760,10 @@ type Claim struct {
 	// How long the gateway waits for each answer before asking elsewhere.
 	// Unset or zero means Limits.default_timeout; more than
 	// Limits.max_timeout is lowered to it.
-	Timeout       *durationpb.Duration `protobuf:"bytes,4,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,4,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// How the commit of each AcceptQuestion asked under this claim is sent.
+	// Unspecified is COMMIT_VIEW_FULL.
+	CommitView    CommitView `protobuf:"varint,5,opt,name=commit_view,json=commitView,proto3,enum=weftgate.v1.CommitView" json:"commit_view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -766,6 +824,13 @@ func (x *Claim) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *Claim) GetCommitView() CommitView {
+	if x != nil {
+		return x.CommitView
+	}
+	return CommitView_COMMIT_VIEW_UNSPECIFIED
 }
 
 // ClaimResult answers one Claim.
@@ -1267,12 +1332,14 @@ const file_weftgate_v1_authority_proto_rawDesc = "" +
 	"\x11max_message_bytes\x18\x05 \x01(\rR\x0fmaxMessageBytes\x12B\n" +
 	"\x0fdefault_timeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x0edefaultTimeout\x12:\n" +
 	"\vmax_timeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\n" +
-	"maxTimeout\"\xb8\x01\n" +
+	"maxTimeout\"\xf2\x01\n" +
 	"\x05Claim\x12\x19\n" +
 	"\bclaim_id\x18\x01 \x01(\x04R\aclaimId\x12.\n" +
 	"\apattern\x18\x02 \x01(\v2\x14.weftgate.v1.PatternR\apattern\x12/\n" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x19.weftgate.v1.QuestionKindR\x05kinds\x123\n" +
-	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"q\n" +
+	"\atimeout\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x128\n" +
+	"\vcommit_view\x18\x05 \x01(\x0e2\x17.weftgate.v1.CommitViewR\n" +
+	"commitView\"q\n" +
 	"\vClaimResult\x12\x19\n" +
 	"\bclaim_id\x18\x01 \x01(\x04R\aclaimId\x12\x18\n" +
 	"\agranted\x18\x02 \x01(\bR\agranted\x12-\n" +
@@ -1302,7 +1369,12 @@ const file_weftgate_v1_authority_proto_rawDesc = "" +
 	"\x12QUESTION_KIND_LOAD\x10\x02\x12\x1a\n" +
 	"\x16QUESTION_KIND_IDENTIFY\x10\x03\x12\x1a\n" +
 	"\x16QUESTION_KIND_MAY_OPEN\x10\x04\x12\x16\n" +
-	"\x12QUESTION_KIND_CALL\x10\x05*m\n" +
+	"\x12QUESTION_KIND_CALL\x10\x05*X\n" +
+	"\n" +
+	"CommitView\x12\x1b\n" +
+	"\x17COMMIT_VIEW_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10COMMIT_VIEW_FULL\x10\x01\x12\x17\n" +
+	"\x13COMMIT_VIEW_ENCODED\x10\x02*m\n" +
 	"\x0eWithdrawReason\x12\x1f\n" +
 	"\x1bWITHDRAW_REASON_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17WITHDRAW_REASON_TIMEOUT\x10\x01\x12\x1d\n" +
@@ -1320,64 +1392,66 @@ func file_weftgate_v1_authority_proto_rawDescGZIP() []byte {
 	return file_weftgate_v1_authority_proto_rawDescData
 }
 
-var file_weftgate_v1_authority_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_weftgate_v1_authority_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_weftgate_v1_authority_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_weftgate_v1_authority_proto_goTypes = []any{
 	(QuestionKind)(0),           // 0: weftgate.v1.QuestionKind
-	(WithdrawReason)(0),         // 1: weftgate.v1.WithdrawReason
-	(*AuthorityRequest)(nil),    // 2: weftgate.v1.AuthorityRequest
-	(*AuthorityResponse)(nil),   // 3: weftgate.v1.AuthorityResponse
-	(*Hello)(nil),               // 4: weftgate.v1.Hello
-	(*Welcome)(nil),             // 5: weftgate.v1.Welcome
-	(*Limits)(nil),              // 6: weftgate.v1.Limits
-	(*Claim)(nil),               // 7: weftgate.v1.Claim
-	(*ClaimResult)(nil),         // 8: weftgate.v1.ClaimResult
-	(*Release)(nil),             // 9: weftgate.v1.Release
-	(*Released)(nil),            // 10: weftgate.v1.Released
-	(*Questions)(nil),           // 11: weftgate.v1.Questions
-	(*Withdrawn)(nil),           // 12: weftgate.v1.Withdrawn
-	(*Answers)(nil),             // 13: weftgate.v1.Answers
-	(*Write)(nil),               // 14: weftgate.v1.Write
-	(*WriteAck)(nil),            // 15: weftgate.v1.WriteAck
-	(*durationpb.Duration)(nil), // 16: google.protobuf.Duration
-	(*Pattern)(nil),             // 17: weftgate.v1.Pattern
-	(*Reason)(nil),              // 18: weftgate.v1.Reason
-	(*Question)(nil),            // 19: weftgate.v1.Question
-	(*Answer)(nil),              // 20: weftgate.v1.Answer
-	(*CommitWrite)(nil),         // 21: weftgate.v1.CommitWrite
-	(*StateWrite)(nil),          // 22: weftgate.v1.StateWrite
-	(*WriteResult)(nil),         // 23: weftgate.v1.WriteResult
+	(CommitView)(0),             // 1: weftgate.v1.CommitView
+	(WithdrawReason)(0),         // 2: weftgate.v1.WithdrawReason
+	(*AuthorityRequest)(nil),    // 3: weftgate.v1.AuthorityRequest
+	(*AuthorityResponse)(nil),   // 4: weftgate.v1.AuthorityResponse
+	(*Hello)(nil),               // 5: weftgate.v1.Hello
+	(*Welcome)(nil),             // 6: weftgate.v1.Welcome
+	(*Limits)(nil),              // 7: weftgate.v1.Limits
+	(*Claim)(nil),               // 8: weftgate.v1.Claim
+	(*ClaimResult)(nil),         // 9: weftgate.v1.ClaimResult
+	(*Release)(nil),             // 10: weftgate.v1.Release
+	(*Released)(nil),            // 11: weftgate.v1.Released
+	(*Questions)(nil),           // 12: weftgate.v1.Questions
+	(*Withdrawn)(nil),           // 13: weftgate.v1.Withdrawn
+	(*Answers)(nil),             // 14: weftgate.v1.Answers
+	(*Write)(nil),               // 15: weftgate.v1.Write
+	(*WriteAck)(nil),            // 16: weftgate.v1.WriteAck
+	(*durationpb.Duration)(nil), // 17: google.protobuf.Duration
+	(*Pattern)(nil),             // 18: weftgate.v1.Pattern
+	(*Reason)(nil),              // 19: weftgate.v1.Reason
+	(*Question)(nil),            // 20: weftgate.v1.Question
+	(*Answer)(nil),              // 21: weftgate.v1.Answer
+	(*CommitWrite)(nil),         // 22: weftgate.v1.CommitWrite
+	(*StateWrite)(nil),          // 23: weftgate.v1.StateWrite
+	(*WriteResult)(nil),         // 24: weftgate.v1.WriteResult
 }
 var file_weftgate_v1_authority_proto_depIdxs = []int32{
-	4,  // 0: weftgate.v1.AuthorityRequest.hello:type_name -> weftgate.v1.Hello
-	7,  // 1: weftgate.v1.AuthorityRequest.claim:type_name -> weftgate.v1.Claim
-	9,  // 2: weftgate.v1.AuthorityRequest.release:type_name -> weftgate.v1.Release
-	13, // 3: weftgate.v1.AuthorityRequest.answers:type_name -> weftgate.v1.Answers
-	14, // 4: weftgate.v1.AuthorityRequest.write:type_name -> weftgate.v1.Write
-	5,  // 5: weftgate.v1.AuthorityResponse.welcome:type_name -> weftgate.v1.Welcome
-	8,  // 6: weftgate.v1.AuthorityResponse.claim_result:type_name -> weftgate.v1.ClaimResult
-	10, // 7: weftgate.v1.AuthorityResponse.released:type_name -> weftgate.v1.Released
-	11, // 8: weftgate.v1.AuthorityResponse.questions:type_name -> weftgate.v1.Questions
-	12, // 9: weftgate.v1.AuthorityResponse.withdrawn:type_name -> weftgate.v1.Withdrawn
-	15, // 10: weftgate.v1.AuthorityResponse.write_ack:type_name -> weftgate.v1.WriteAck
-	6,  // 11: weftgate.v1.Welcome.limits:type_name -> weftgate.v1.Limits
-	16, // 12: weftgate.v1.Limits.default_timeout:type_name -> google.protobuf.Duration
-	16, // 13: weftgate.v1.Limits.max_timeout:type_name -> google.protobuf.Duration
-	17, // 14: weftgate.v1.Claim.pattern:type_name -> weftgate.v1.Pattern
+	5,  // 0: weftgate.v1.AuthorityRequest.hello:type_name -> weftgate.v1.Hello
+	8,  // 1: weftgate.v1.AuthorityRequest.claim:type_name -> weftgate.v1.Claim
+	10, // 2: weftgate.v1.AuthorityRequest.release:type_name -> weftgate.v1.Release
+	14, // 3: weftgate.v1.AuthorityRequest.answers:type_name -> weftgate.v1.Answers
+	15, // 4: weftgate.v1.AuthorityRequest.write:type_name -> weftgate.v1.Write
+	6,  // 5: weftgate.v1.AuthorityResponse.welcome:type_name -> weftgate.v1.Welcome
+	9,  // 6: weftgate.v1.AuthorityResponse.claim_result:type_name -> weftgate.v1.ClaimResult
+	11, // 7: weftgate.v1.AuthorityResponse.released:type_name -> weftgate.v1.Released
+	12, // 8: weftgate.v1.AuthorityResponse.questions:type_name -> weftgate.v1.Questions
+	13, // 9: weftgate.v1.AuthorityResponse.withdrawn:type_name -> weftgate.v1.Withdrawn
+	16, // 10: weftgate.v1.AuthorityResponse.write_ack:type_name -> weftgate.v1.WriteAck
+	7,  // 11: weftgate.v1.Welcome.limits:type_name -> weftgate.v1.Limits
+	17, // 12: weftgate.v1.Limits.default_timeout:type_name -> google.protobuf.Duration
+	17, // 13: weftgate.v1.Limits.max_timeout:type_name -> google.protobuf.Duration
+	18, // 14: weftgate.v1.Claim.pattern:type_name -> weftgate.v1.Pattern
 	0,  // 15: weftgate.v1.Claim.kinds:type_name -> weftgate.v1.QuestionKind
-	16, // 16: weftgate.v1.Claim.timeout:type_name -> google.protobuf.Duration
-	18, // 17: weftgate.v1.ClaimResult.reasons:type_name -> weftgate.v1.Reason
-	19, // 18: weftgate.v1.Questions.questions:type_name -> weftgate.v1.Question
-	1,  // 19: weftgate.v1.Withdrawn.reason:type_name -> weftgate.v1.WithdrawReason
-	20, // 20: weftgate.v1.Answers.answers:type_name -> weftgate.v1.Answer
-	21, // 21: weftgate.v1.Write.commit:type_name -> weftgate.v1.CommitWrite
-	22, // 22: weftgate.v1.Write.state:type_name -> weftgate.v1.StateWrite
-	23, // 23: weftgate.v1.WriteAck.result:type_name -> weftgate.v1.WriteResult
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	17, // 16: weftgate.v1.Claim.timeout:type_name -> google.protobuf.Duration
+	1,  // 17: weftgate.v1.Claim.commit_view:type_name -> weftgate.v1.CommitView
+	19, // 18: weftgate.v1.ClaimResult.reasons:type_name -> weftgate.v1.Reason
+	20, // 19: weftgate.v1.Questions.questions:type_name -> weftgate.v1.Question
+	2,  // 20: weftgate.v1.Withdrawn.reason:type_name -> weftgate.v1.WithdrawReason
+	21, // 21: weftgate.v1.Answers.answers:type_name -> weftgate.v1.Answer
+	22, // 22: weftgate.v1.Write.commit:type_name -> weftgate.v1.CommitWrite
+	23, // 23: weftgate.v1.Write.state:type_name -> weftgate.v1.StateWrite
+	24, // 24: weftgate.v1.WriteAck.result:type_name -> weftgate.v1.WriteResult
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_weftgate_v1_authority_proto_init() }
@@ -1412,7 +1486,7 @@ func file_weftgate_v1_authority_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weftgate_v1_authority_proto_rawDesc), len(file_weftgate_v1_authority_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,

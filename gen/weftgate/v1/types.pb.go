@@ -735,8 +735,10 @@ func (x *Delta) GetPath() *Path {
 // Commit is a set of deltas that took effect together, in both forms: its
 // exact aweft bytes and a typed view of them.
 //
-// From the gateway both forms are always set and describe the same commit.
-// To the gateway set exactly one form: `encoded`, or `deltas` (with `tag`
+// From the gateway both forms are set and describe the same commit, except
+// in an AcceptQuestion asked under a claim with COMMIT_VIEW_ENCODED: then
+// `encoded` and `paths` are set, and `deltas` and `tag` are not (the tag is
+// inside the bytes). To the gateway set exactly one form: `encoded`, or `deltas` (with `tag`
 // when there is one), which the gateway encodes canonically (sorting the
 // deltas). Both or neither is refused with `invalid-commit`.
 type Commit struct {
@@ -748,7 +750,12 @@ type Commit struct {
 	Deltas []*Delta `protobuf:"bytes,2,rep,name=deltas,proto3" json:"deltas,omitempty"`
 	// The integrity tag, 4 to 32 bytes, carried untouched; empty when the
 	// commit has none. The gateway neither computes nor checks it.
-	Tag           []byte `protobuf:"bytes,3,opt,name=tag,proto3" json:"tag,omitempty"`
+	Tag []byte `protobuf:"bytes,3,opt,name=tag,proto3" json:"tag,omitempty"`
+	// The path of each delta of `encoded`, in order, as Delta.path: set by
+	// the gateway only instead of `deltas` (COMMIT_VIEW_ENCODED), one for
+	// every delta, an empty Path where no attach path reaches the slot.
+	// Ignored on what it receives.
+	Paths         []*Path `protobuf:"bytes,4,rep,name=paths,proto3" json:"paths,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -800,6 +807,13 @@ func (x *Commit) GetDeltas() []*Delta {
 func (x *Commit) GetTag() []byte {
 	if x != nil {
 		return x.Tag
+	}
+	return nil
+}
+
+func (x *Commit) GetPaths() []*Path {
+	if x != nil {
+		return x.Paths
 	}
 	return nil
 }
@@ -1114,11 +1128,12 @@ const file_weftgate_v1_types_proto_rawDesc = "" +
 	"\x02id\x18\x02 \x01(\v2\x0f.weftgate.v1.IdR\x02id\x12\"\n" +
 	"\x03ref\x18\x03 \x01(\v2\x10.weftgate.v1.RefR\x03ref\x12(\n" +
 	"\x05value\x18\x04 \x01(\v2\x12.weftgate.v1.ValueR\x05value\x12%\n" +
-	"\x04path\x18\x05 \x01(\v2\x11.weftgate.v1.PathR\x04path\"`\n" +
+	"\x04path\x18\x05 \x01(\v2\x11.weftgate.v1.PathR\x04path\"\x89\x01\n" +
 	"\x06Commit\x12\x18\n" +
 	"\aencoded\x18\x01 \x01(\fR\aencoded\x12*\n" +
 	"\x06deltas\x18\x02 \x03(\v2\x12.weftgate.v1.DeltaR\x06deltas\x12\x10\n" +
-	"\x03tag\x18\x03 \x01(\fR\x03tag\"N\n" +
+	"\x03tag\x18\x03 \x01(\fR\x03tag\x12'\n" +
+	"\x05paths\x18\x04 \x03(\v2\x11.weftgate.v1.PathR\x05paths\"N\n" +
 	"\x04Root\x12\x1f\n" +
 	"\x02id\x18\x01 \x01(\v2\x0f.weftgate.v1.IdR\x02id\x12%\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x11.weftgate.v1.KindR\x04kind\"c\n" +
@@ -1194,16 +1209,17 @@ var file_weftgate_v1_types_proto_depIdxs = []int32{
 	6,  // 9: weftgate.v1.Delta.value:type_name -> weftgate.v1.Value
 	7,  // 10: weftgate.v1.Delta.path:type_name -> weftgate.v1.Path
 	8,  // 11: weftgate.v1.Commit.deltas:type_name -> weftgate.v1.Delta
-	3,  // 12: weftgate.v1.Root.id:type_name -> weftgate.v1.Id
-	0,  // 13: weftgate.v1.Root.kind:type_name -> weftgate.v1.Kind
-	10, // 14: weftgate.v1.DocumentState.root:type_name -> weftgate.v1.Root
-	9,  // 15: weftgate.v1.DocumentState.commit:type_name -> weftgate.v1.Commit
-	7,  // 16: weftgate.v1.Reason.path:type_name -> weftgate.v1.Path
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	7,  // 12: weftgate.v1.Commit.paths:type_name -> weftgate.v1.Path
+	3,  // 13: weftgate.v1.Root.id:type_name -> weftgate.v1.Id
+	0,  // 14: weftgate.v1.Root.kind:type_name -> weftgate.v1.Kind
+	10, // 15: weftgate.v1.DocumentState.root:type_name -> weftgate.v1.Root
+	9,  // 16: weftgate.v1.DocumentState.commit:type_name -> weftgate.v1.Commit
+	7,  // 17: weftgate.v1.Reason.path:type_name -> weftgate.v1.Path
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_weftgate_v1_types_proto_init() }
