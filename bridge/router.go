@@ -41,7 +41,8 @@ type ask struct {
 	// COMMIT_VIEW_ENCODED. Each is called at most once (forms).
 	build        func() *v1.Question
 	buildEncoded func() *v1.Question
-	forms        [2]*form // full, encoded
+	forms        [2]form // full, encoded; q nil until built
+	triedRoom    [2]uint64
 
 	// Exactly one of answered and fellBack is called, once, without the
 	// router's lock. progress may be called before answered.
@@ -50,7 +51,7 @@ type ask struct {
 	fellBack func(fallback)
 
 	// Guarded by router.mu.
-	tried    map[uint64]struct{} // stream ids
+	tried    []uint64 // stream ids; a question is rarely asked of more than one
 	attempts int
 	busy     bool
 	st       *stream
@@ -85,15 +86,16 @@ func (a *ask) form(encoded bool) *form {
 	if encoded && a.buildEncoded != nil {
 		i = 1
 	}
-	if a.forms[i] == nil {
+	f := &a.forms[i]
+	if f.q == nil {
 		build := a.build
 		if i == 1 {
 			build = a.buildEncoded
 		}
-		q := build()
-		a.forms[i] = &form{q: q, size: proto.Size(q) + envelopeBytes}
+		f.q = build()
+		f.size = proto.Size(f.q) + envelopeBytes
 	}
-	return a.forms[i]
+	return f
 }
 
 // claim is one claim in force.
@@ -158,7 +160,7 @@ func (r *router) start(a *ask) {
 		r.fellBack(a, fbNone)
 		return
 	}
-	a.tried = map[uint64]struct{}{}
+	a.tried = a.triedRoom[:0]
 	a.form(encoded)
 	r.mu.Lock()
 	var fb fallback
@@ -215,7 +217,7 @@ func (r *router) pick(a *ask) *claim {
 		if !c.has(a.kind) || c.st.gone || c.st.id == a.exclude || !c.pat.match(a.name) {
 			continue
 		}
-		if _, ok := a.tried[c.st.id]; ok {
+		if slices.Contains(a.tried, c.st.id) {
 			continue
 		}
 		if rk := c.pat.rank(); rk > rank {
@@ -248,7 +250,7 @@ func (r *router) place(a *ask) (fallback, bool) {
 			return fbNone, true
 		}
 		st := c.st
-		a.tried[st.id] = struct{}{}
+		a.tried = append(a.tried, st.id)
 		if a.form(c.encoded).size > r.questionRoom() {
 			a.tooLarge = true
 			continue
