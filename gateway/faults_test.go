@@ -51,37 +51,10 @@ func TestSlowConsumerIsEnded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The slow one opens the document and then never reads.
-	// A small receive buffer turns off the kernel's autotuning, so the
-	// socket fills after a few megabytes instead of tens.
-	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			c.(*net.TCPConn).SetReadBuffer(4096)
-		}
-		return c, err
-	}}
-	defer tr.CloseIdleConnections()
-	slow, _, err := websocket.Dial(ctxT(t), ts.url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.CloseNow()
-	open, _ := frame.Encode(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
-	if err := slow.Write(ctxT(t), websocket.MessageBinary, open); err != nil {
-		t.Fatal(err)
-	}
+	slow := dialStalled(t, ts.url, "doc")
 	waitForLinks(t, ts.Server, "doc", 3)
-	big := strings.Repeat("x", 32<<10)
-	const n = 600 // about 19 MiB, far past any socket buffer
-	for i := range n {
-		if _, err := set(wd, key(0, i%10), commit.TextValue(big[:len(big)-i%7])); err != nil {
-			t.Fatal(err)
-		}
-		if i%50 == 0 {
-			waitCursor(t, ts.Server, "doc", uint64(i+1)) // keep the writer's own socket moving
-		}
-	}
+	const n = 600
+	flood(t, ts.Server, wd, n)
 	waitApplied(t, fd, n)
 	eventually(t, "slow-consumer", func() bool { return ts.Metrics().SlowConsumers.Load() == 1 })
 	waitForLinks(t, ts.Server, "doc", 2)
@@ -96,6 +69,63 @@ func TestSlowConsumerIsEnded(t *testing.T) {
 			break
 		}
 	}
+}
+
+// dialStalled opens name on a raw socket that then never reads. A small
+// receive buffer turns off the kernel's autotuning, so the socket fills
+// after a few megabytes instead of tens.
+func dialStalled(t *testing.T, url, name string) *websocket.Conn {
+	t.Helper()
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c.(*net.TCPConn).SetReadBuffer(4096)
+		}
+		return c, err
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	slow, _, err := websocket.Dial(ctxT(t), url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.CloseNow() })
+	open, _ := frame.Encode(frame.Frame{Kind: frame.Open, Topic: 1, Name: name, Want: true})
+	if err := slow.Write(ctxT(t), websocket.MessageBinary, open); err != nil {
+		t.Fatal(err)
+	}
+	return slow
+}
+
+// flood commits n values of about 32 KiB (n = 600 is about 19 MiB, far past
+// any socket buffer), keeping the writer's own socket moving.
+func flood(t *testing.T, s *gateway.Server, d *peer.Doc, n int) {
+	t.Helper()
+	big := strings.Repeat("x", 32<<10)
+	for i := range n {
+		if _, err := set(d, key(0, i%10), commit.TextValue(big[:len(big)-i%7])); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			waitCursor(t, s, d.Name(), uint64(i+1))
+		}
+	}
+}
+
+// A peer that stops reading while what waits for it stays far under
+// MaxPendingBytes is ended by WriteTimeout alone: the write that cannot
+// finish is given up, and the link ends with slow-consumer.
+func TestWriteTimeoutEndsAStalledSocket(t *testing.T) {
+	ts := startGateway(t, gateway.Config{MaxPendingBytes: 256 << 20, WriteTimeout: 300 * time.Millisecond})
+	w := dial(t, ts.url, peer.Options{})
+	wd, err := w.Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialStalled(t, ts.url, "doc")
+	waitForLinks(t, ts.Server, "doc", 2)
+	flood(t, ts.Server, wd, 600)
+	eventually(t, "slow-consumer", func() bool { return ts.Metrics().SlowConsumers.Load() == 1 })
+	waitForLinks(t, ts.Server, "doc", 1)
 }
 
 func waitForLinks(t *testing.T, s *gateway.Server, name string, n int) {

@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -54,13 +55,21 @@ func (p *Peer) hand(in input) bool {
 func (p *Peer) write() {
 	defer p.io.Done()
 	failed := false
+	// One timer, reset for each write, bounds it: a context per write was a
+	// sixth of the writer's cost. When it fires it closes the socket, which
+	// fails the write.
+	guard := time.AfterFunc(time.Hour, func() { p.conn.CloseNow() })
+	guard.Stop()
+	defer guard.Stop()
 	for msg := range p.wr {
 		if failed {
 			continue // the socket is gone; drain so the loop never waits
 		}
-		ctx, cancel := context.WithTimeout(p.ctx, p.opts.WriteTimeout)
-		err := p.conn.Write(ctx, websocket.MessageBinary, msg)
-		cancel()
+		guard.Reset(p.opts.WriteTimeout)
+		err := p.conn.Write(p.ctx, websocket.MessageBinary, msg)
+		if !guard.Stop() && err == nil {
+			err = context.DeadlineExceeded // it fired as the write ended; the socket is closed
+		}
 		if err != nil {
 			// The reader sees the socket end and tells the loop.
 			p.conn.CloseNow()

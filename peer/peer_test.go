@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -752,5 +754,32 @@ func TestShareAgainstMismatchedOffer(t *testing.T) {
 	}
 	if id, kind := d.Root(); id != rootID || kind != commit.Object {
 		t.Errorf("root %v %v, want the one opened after the mismatch", id, kind)
+	}
+}
+
+// A socket the other end stops reading ends the link after WriteTimeout,
+// long before the backlog reaches its bound.
+func TestWriteTimeoutEndsTheLink(t *testing.T) {
+	s := newScript(t)
+	// The server's end queues 64 messages and then stops reading, since
+	// the test never takes them.
+	p, _, d := s.join(t, peer.Options{WriteTimeout: 200 * time.Millisecond, MaxBacklogBytes: 256 << 20})
+	big := commit.TextValue(strings.Repeat("x", 32<<10))
+	for i := 0; ; i++ {
+		delta := replace(fmt.Sprint("k", i%10), big)
+		if i < 10 {
+			delta = set(fmt.Sprint("k", i), big)
+		}
+		if _, err := d.Commit(delta); err != nil {
+			break
+		}
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(wait):
+		t.Fatal("the peer did not end")
+	}
+	if protocol.ReasonOf(p.Err()) == peer.SlowConsumer {
+		t.Fatalf("ended by the backlog bound (%v), not the write timeout", p.Err())
 	}
 }
