@@ -29,28 +29,39 @@ func (s *Server) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) 
 			}
 		}
 	}
-	q := func() *v1.Question {
-		return &v1.Question{Kind: &v1.Question_Accept{Accept: &v1.AcceptQuestion{
-			Document: req.Document,
-			Cursor:   req.Cursor,
-			Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
-			Commit:   pbconv.CommitTo(req.Commit, req.Bytes, req.Paths),
-		}}}
-	}
-	qEncoded := func() *v1.Question {
-		return &v1.Question{Kind: &v1.Question_Accept{Accept: &v1.AcceptQuestion{
-			Document: req.Document,
-			Cursor:   req.Cursor,
-			Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
-			Commit:   pbconv.CommitEncodedTo(req.Bytes, len(req.Commit.Deltas), req.Paths),
-		}}}
-	}
 	name := req.Document
 	s.router.start(&ask{
-		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, build: q, buildEncoded: qEncoded,
+		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, accept: req,
 		answered: func(a *v1.Answer) { reply(acceptVerdict(a)) },
 		fellBack: func(fb fallback) { reply(s.acceptFallback(name, fb)) },
 	})
+}
+
+// acceptQuestion asks about req, with its commit in both forms or, for a
+// claim that asked for COMMIT_VIEW_ENCODED, as its bytes and paths.
+func acceptQuestion(req *gateway.AcceptRequest, encoded bool) *v1.Question {
+	var c *v1.Commit
+	if encoded {
+		c = pbconv.CommitEncodedTo(req.Bytes, len(req.Commit.Deltas), req.Paths)
+	} else {
+		c = pbconv.CommitTo(req.Commit, req.Bytes, req.Paths)
+	}
+	m := new(acceptMessages) // one allocation for the three
+	m.accept = v1.AcceptQuestion{
+		Document: req.Document,
+		Cursor:   req.Cursor,
+		Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
+		Commit:   c,
+	}
+	m.kind.Accept = &m.accept
+	m.q.Kind = &m.kind
+	return &m.q
+}
+
+type acceptMessages struct {
+	q      v1.Question
+	kind   v1.Question_Accept
+	accept v1.AcceptQuestion
 }
 
 func threw(msg string) gateway.Verdict { return gateway.Refuse(protocol.AcceptThrew, msg) }

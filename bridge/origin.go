@@ -83,11 +83,18 @@ func connectionID(s string) (uint64, bool) {
 // records name the connection alone.
 func originToProto(kind, id string, o gateway.Origin) *v1.Origin {
 	if n, ok := connectionID(id); ok && kind != "backend" {
-		p := &v1.Peer{ConnectionId: n}
+		// Every judged commit from a peer makes one: its four messages are
+		// one allocation.
+		m := new(peerOriginMessages)
+		m.peer.ConnectionId = n
 		if kind == "link" {
-			p.Identity = identityToProto(o.Identity)
+			i := o.Identity
+			m.identity = v1.Identity{Id: i.ID, Anonymous: i.Anonymous, Roles: i.Roles, Claims: i.Claims}
+			m.peer.Identity = &m.identity
 		}
-		return &v1.Origin{Source: &v1.Origin_Peer{Peer: p}}
+		m.source.Peer = &m.peer
+		m.origin.Source = &m.source
+		return &m.origin
 	}
 	if b, ok := parseBackendOrigin(id); ok {
 		bo := &v1.BackendOrigin{Name: b.name, StreamId: b.stream, Label: b.label}
@@ -97,6 +104,13 @@ func originToProto(kind, id string, o gateway.Origin) *v1.Origin {
 		return &v1.Origin{Source: &v1.Origin_Backend{Backend: bo}}
 	}
 	return &v1.Origin{Source: &v1.Origin_Backend{Backend: &v1.BackendOrigin{Name: id}}}
+}
+
+type peerOriginMessages struct {
+	origin   v1.Origin
+	source   v1.Origin_Peer
+	peer     v1.Peer
+	identity v1.Identity
 }
 
 func storedOriginToProto(id string) *v1.Origin { return originToProto("", id, gateway.Origin{}) }

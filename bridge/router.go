@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/weftgate/weftgate/gateway"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
 
@@ -37,12 +38,13 @@ type ask struct {
 	exclude uint64 // a stream never asked (a backend's own write)
 	// build makes the question once some stream claims it, so a name
 	// nobody claims costs no conversion on the gateway's hub goroutine.
-	// buildEncoded, when set, makes it for a claim that asked for
-	// COMMIT_VIEW_ENCODED. Each is called at most once (forms).
-	build        func() *v1.Question
-	buildEncoded func() *v1.Question
-	forms        [2]form // full, encoded; q nil until built
-	triedRoom    [2]uint64
+	// An accept question is built from accept instead, in the view its
+	// claimant asked for (no closure per commit). Each form is built at
+	// most once.
+	build     func() *v1.Question
+	accept    *gateway.AcceptRequest
+	forms     [2]form // full, encoded; q nil until built
+	triedRoom [2]uint64
 
 	// Exactly one of answered and fellBack is called, once, without the
 	// router's lock. progress may be called before answered.
@@ -82,17 +84,18 @@ const envelopeBytes = 11 + 11 + 6 + 2 + 11 + 6
 // built on first need. Building converts the whole commit, so start does
 // it before taking the router's lock for the claim it expects to pick.
 func (a *ask) form(encoded bool) *form {
+	encoded = encoded && a.accept != nil
 	i := 0
-	if encoded && a.buildEncoded != nil {
+	if encoded {
 		i = 1
 	}
 	f := &a.forms[i]
 	if f.q == nil {
-		build := a.build
-		if i == 1 {
-			build = a.buildEncoded
+		if a.accept != nil {
+			f.q = acceptQuestion(a.accept, encoded)
+		} else {
+			f.q = a.build()
 		}
-		f.q = build()
 		f.size = proto.Size(f.q) + envelopeBytes
 	}
 	return f

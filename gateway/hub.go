@@ -253,28 +253,39 @@ func (h *hub) open(c *conn, peerRoot *frame.Root, want bool) {
 // replies, so the authority never runs on, or blocks, the hub goroutine
 // after the call returns.
 func (h *hub) ask(call func(reply func(func()))) {
-	var mu sync.Mutex
-	inCall := true
-	var now func()
-	call(func(fn func()) {
-		mu.Lock()
-		if inCall {
-			now = fn
-			mu.Unlock()
-			return
-		}
-		mu.Unlock()
-		select {
-		case h.replies <- fn:
-		case <-h.done:
-		}
-	})
-	mu.Lock()
-	inCall = false
-	fn := now
-	mu.Unlock()
+	g := &replyGate{h: h, inCall: true}
+	call(g.reply)
+	g.mu.Lock()
+	g.inCall = false
+	fn := g.now
+	g.mu.Unlock()
 	if fn != nil {
 		fn()
+	}
+}
+
+// replyGate is one question's way back to the hub: a reply made during the
+// call runs when the call returns, any later one goes through h.replies.
+// One struct rather than three captured variables, since every judged
+// commit makes one.
+type replyGate struct {
+	h      *hub
+	mu     sync.Mutex
+	inCall bool
+	now    func()
+}
+
+func (g *replyGate) reply(fn func()) {
+	g.mu.Lock()
+	if g.inCall {
+		g.now = fn
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	select {
+	case g.h.replies <- fn:
+	case <-g.h.done:
 	}
 }
 
