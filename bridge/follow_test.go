@@ -1,6 +1,13 @@
 package bridge
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+)
 
 // A notice that comes while a follower is finding its document absent is
 // not lost: the follower hands the name back and the handler is woken, so
@@ -29,5 +36,42 @@ func TestNoticeWhileFollowingIsKept(t *testing.T) {
 	sub.unfollow("other")
 	if _, ok := sub.pending["other"]; ok {
 		t.Fatal("an absent document with no notice was queued again")
+	}
+}
+
+// sentStream records what serve sends, and ends the subscription once it
+// has sent n events.
+type sentStream struct {
+	grpc.ServerStreamingServer[v1.SubscribeResponse]
+	sent   []*v1.SubscribeResponse
+	n      int
+	cancel context.CancelFunc
+}
+
+func (s *sentStream) Send(ev *v1.SubscribeResponse) error {
+	s.sent = append(s.sent, ev)
+	if len(s.sent) == s.n {
+		s.cancel()
+	}
+	return nil
+}
+
+// A follower that catches up before the handler starts serving has its
+// catch-up sent before CaughtUp, not overtaken by it. (The handler's own
+// count came last and sent CaughtUp ahead of the queued snapshot.)
+func TestCatchUpBeforeServeGoesFirst(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := &subscription{ctx: ctx, cancel: cancel, out: make(chan *v1.SubscribeResponse, subscribeQueue), wake: make(chan struct{}, 1)}
+	sub.backlog.Store(2) // one follower and the handler's guard
+	snap := &v1.SubscribeResponse{Event: &v1.SubscribeResponse_Snapshot{Snapshot: &v1.SnapshotEvent{Document: "doc", Cursor: 41}}}
+	live := &v1.SubscribeResponse{Event: &v1.SubscribeResponse_Commit{Commit: &v1.CommitEvent{Document: "doc", Cursor: 42}}}
+	sub.emit(snap)
+	sub.caughtUp(false) // the follower is through its backlog
+	sub.emit(live)      // and goes on live before the handler runs
+	st := &sentStream{n: 3, cancel: cancel}
+	sub.serve(st)
+	if len(st.sent) != 3 || st.sent[0] != snap || st.sent[1].GetCaughtUp() == nil || st.sent[2] != live {
+		t.Fatalf("sent %v, want the snapshot, CaughtUp, the live commit", st.sent)
 	}
 }

@@ -50,6 +50,10 @@ type subscription struct {
 	wg      sync.WaitGroup
 	backlog atomic.Int64          // initial followers not caught up, plus one guard
 	direct  *v1.SubscribeResponse // a CaughtUp for the handler to send; its goroutine only
+	// caughtAt is how many events were queued when the last follower caught
+	// up before the handler's guard counted itself: they go before direct.
+	caughtAt    atomic.Int64
+	directAfter int // the handler's goroutine only
 }
 
 type followMode uint8
@@ -157,6 +161,11 @@ func (sub *subscription) serve(srv grpc.ServerStreamingServer[v1.SubscribeRespon
 	sub.caughtUp(true)
 	for {
 		if ev := sub.direct; ev != nil {
+			for ; sub.directAfter > 0; sub.directAfter-- {
+				if err := srv.Send(<-sub.out); err != nil {
+					return err
+				}
+			}
 			sub.direct = nil
 			if err := srv.Send(ev); err != nil {
 				return err
@@ -271,12 +280,20 @@ func (sub *subscription) emit(ev *v1.SubscribeResponse) bool {
 // caughtUp counts one initial follower (or the guard, direct) through its
 // backlog; the last one sends CaughtUp.
 func (sub *subscription) caughtUp(direct bool) {
-	if sub.backlog.Add(-1) != 0 {
+	queued := len(sub.out) // before counting: what follows is live
+	left := sub.backlog.Add(-1)
+	if !direct && left == 1 {
+		// Perhaps the last follower, with the guard still to come.
+		sub.caughtAt.Store(int64(queued))
+	}
+	if left != 0 {
 		return
 	}
 	ev := &v1.SubscribeResponse{Event: &v1.SubscribeResponse_CaughtUp{CaughtUp: &v1.CaughtUp{}}}
 	if direct {
-		sub.direct = ev
+		// Every follower caught up before the guard: what was queued by
+		// then is their catch-up and reaches the stream first.
+		sub.direct, sub.directAfter = ev, int(sub.caughtAt.Load())
 		return
 	}
 	sub.emit(ev)
