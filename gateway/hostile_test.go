@@ -757,11 +757,20 @@ func TestOversizeMessagesClose1009(t *testing.T) {
 				msg = bytesOf('x', c.size)
 			}
 			n := allocated(func() {
-				// The gateway may close before the last byte is written.
-				r.ws.Write(ctxT(t), c.typ, msg)
+				// The gateway may close before the last byte is written: read
+				// while writing, so its close frame is taken before the socket
+				// is torn down under a write that has not finished (on a
+				// loaded host a 64 MiB write outlasts the close handshake).
+				wrote := make(chan struct{})
+				go func() {
+					defer close(wrote)
+					r.ws.Write(context.Background(), c.typ, msg)
+				}()
 				if s := r.expectClosed(); s != c.want {
 					t.Errorf("closed with %v, want %v", s, c.want)
 				}
+				r.ws.CloseNow()
+				<-wrote
 			})
 			if c.size > limit && n > uint64(c.size)+maxHostileAlloc {
 				t.Errorf("allocated %d bytes for a %d-byte message", n, c.size)
