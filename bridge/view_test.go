@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +87,52 @@ func TestEncodedViewClaim(t *testing.T) {
 	waitCursor(t, e.gw, "doc1", start+1)
 	if v := keysOf(t, e, "doc1")["title"]; v != "hello" {
 		t.Fatalf("title %q after the full claimant accepted", v)
+	}
+}
+
+// A question too large for one message in its claimant's view passes that
+// claimant over: with nobody else it is refused with question-too-large,
+// and an encoded claimant, whose view is half the size, is asked instead.
+func TestQuestionTooLargeForItsView(t *testing.T) {
+	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed, MaxSendMessageBytes: 6000}})
+	allowOpens(t, e)
+	full := openBackend(t, e, "full", 0)
+	if r := full.claimView(1, prefix("doc"), 0, v1.CommitView_COMMIT_VIEW_FULL); !r.Granted {
+		t.Fatalf("claim refused: %v", r.Reasons)
+	}
+	p := dialPeer(t, e, peer.Options{})
+	d, err := p.Share(ctxT(t), "doc1", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// About 3.6 kB in the bytes, and as much again in the typed view.
+	big := text(strings.Repeat("é", 1800))
+	seq, err := set(d, "title", big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := nextEvent[peer.Refused](t, d)
+	if !r.Mine || r.Seq != seq || len(r.Reasons) != 1 || r.Reasons[0].Code != string(bridge.ReasonQuestionTooLarge) {
+		t.Fatalf("refused %+v, want our seq %d with %s", r, seq, bridge.ReasonQuestionTooLarge)
+	}
+
+	enc := openBackend(t, e, "encoded", 0)
+	if r := enc.claimView(1, prefix("doc"), 0, v1.CommitView_COMMIT_VIEW_ENCODED); !r.Granted {
+		t.Fatalf("claim refused: %v", r.Reasons)
+	}
+	start := cursorOf(t, e.gw, "doc1")
+	if _, err := set(d, "body", big); err != nil {
+		t.Fatal(err)
+	}
+	q := enc.nextQuestion()
+	if len(q.GetAccept().GetCommit().GetEncoded()) < 3600 || len(q.GetAccept().GetCommit().GetDeltas()) != 0 {
+		t.Fatalf("the encoded claimant got %v", q.GetAccept().GetCommit())
+	}
+	enc.answer(accept(q.Id))
+	waitCursor(t, e.gw, "doc1", start+1)
+	select {
+	case q := <-full.qs:
+		t.Fatalf("the full claimant was asked %v", q)
+	default:
 	}
 }
