@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/weftgate/weftgate/internal/gcfloor"
 	"io"
 	"os"
 	"os/signal"
@@ -62,6 +63,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 
 	log := newLogger(stderr, p.s.LogFormat, res.logLevel)
 	log.Info("settings", p.logAttrs()...)
+	if !gcfloor.Set(uint64(p.s.GCFloor), getenv) && p.s.GCFloor > 0 {
+		log.Info("GOGC is set, so -gc-floor is not applied", "GOGC", getenv("GOGC"))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	err = serve(ctx, p, res, log, stop)

@@ -7,6 +7,7 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/gcfloor"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
 )
@@ -71,6 +72,7 @@ type settings struct {
 	Compression           bool
 
 	DrainTimeout time.Duration
+	GCFloor      int64
 	LogLevel     string
 	LogFormat    string
 }
@@ -149,6 +151,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.BoolVar(&s.Compression, "compression", false, "offer permessage-deflate with context takeover")
 
 	dur(&s.DrainTimeout, "drain-timeout", defaultDrainTimeout, "deadline for the drain on SIGTERM or SIGINT; past it the process exits 1")
+	fs.Int64Var(&s.GCFloor, "gc-floor", gcfloor.DefaultFloor, "heap `bytes` the collector lets a small heap grow to between collections (0: Go's default; ignored when GOGC is set)")
 	str(&s.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	str(&s.LogFormat, "log-format", "text", "log `format`: text or json")
 }

@@ -77,6 +77,7 @@ func (p *parsed) validate() (*resolved, error) {
 		zero bool
 	}{
 		{"store-retain", int64(s.StoreRetain), true},
+		{"gc-floor", s.GCFloor, true},
 		{"store-queue-length", int64(s.StoreQueueLength), false},
 		{"store-batch-records", int64(s.StoreBatchRecords), false},
 		{"store-batch-bytes", int64(s.StoreBatchBytes), false},

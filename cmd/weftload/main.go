@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"time"
+
+	"github.com/weftgate/weftgate/internal/gcfloor"
 )
 
 func main() {
@@ -34,7 +36,9 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the result as JSON")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of this process (with -inprocess, the gateway's too) once the links have settled")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (with -inprocess, the gateway's too) to the file")
+	gcFloor := flag.Uint64("gc-floor", gcfloor.DefaultFloor, "heap bytes this process's collector lets a small heap grow to, as the gateway's -gc-floor (0: Go's default; ignored when GOGC is set)")
 	flag.Parse()
+	gcfloor.Set(*gcFloor, os.Getenv)
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err == nil {
