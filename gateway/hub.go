@@ -41,6 +41,11 @@ type hub struct {
 
 	pending  []*pendingCommit // in arrival order, waiting for a verdict
 	inflight int
+	// Questions are asked in pending order with one timeout, so their
+	// deadlines rise along pending: one timer, for the earliest unanswered,
+	// bounds them all (a timer per commit was two allocations each).
+	judgeTimer *time.Timer
+	judgeArmed bool
 
 	unflushed []applied // applied, not yet durable
 	appending []applied // being made durable now
@@ -59,16 +64,17 @@ type member struct {
 }
 
 type pendingCommit struct {
-	origin  Origin
-	from    *conn // nil for a backend write
-	seq     uint64
-	c       commit.Commit
-	bytes   []byte
-	credit  *frameCredit
-	verdict *Verdict
-	asked   bool
-	result  func(cursor uint64, err error) // backend writes: once durable or refused
-	expect  *uint64                        // compare-and-swap cursor for backend writes
+	origin   Origin
+	from     *conn // nil for a backend write
+	seq      uint64
+	c        commit.Commit
+	bytes    []byte
+	credit   *frameCredit
+	verdict  *Verdict
+	asked    bool
+	deadline time.Time                      // of its verdict, once asked
+	result   func(cursor uint64, err error) // backend writes: once durable or refused
+	expect   *uint64                        // compare-and-swap cursor for backend writes
 }
 
 type applied struct {
@@ -522,23 +528,51 @@ func (h *hub) askMore() {
 // verdict comes within JudgeTimeout.
 func (h *hub) judge(p *pendingCommit) {
 	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: h.doc.Paths(p.c)}
-	var timer *time.Timer
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
-			reply(func() {
-				if timer != nil {
-					timer.Stop()
-				}
-				h.verdict(p, v)
-			})
+			reply(func() { h.verdict(p, v) })
 		})
 	})
 	if p.verdict == nil {
-		timer = time.AfterFunc(h.srv.cfg.JudgeTimeout, func() {
-			h.post(func() {
-				h.verdict(p, Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"))
-			})
-		})
+		p.deadline = time.Now().Add(h.srv.cfg.JudgeTimeout)
+		if !h.judgeArmed {
+			h.armJudge(p.deadline)
+		}
+	}
+}
+
+func (h *hub) armJudge(at time.Time) {
+	h.judgeArmed = true
+	if h.judgeTimer == nil {
+		h.judgeTimer = time.AfterFunc(time.Until(at), func() { h.post(h.judgeExpired) })
+		return
+	}
+	h.judgeTimer.Reset(time.Until(at))
+}
+
+// judgeExpired refuses every question past its deadline with
+// authority-timeout, in order, and sets the timer for the next one.
+func (h *hub) judgeExpired() {
+	now := time.Now()
+	var late []*pendingCommit
+	for _, p := range h.pending {
+		if !p.asked || p.verdict != nil {
+			continue
+		}
+		if p.deadline.After(now) {
+			break
+		}
+		late = append(late, p)
+	}
+	for _, p := range late {
+		h.verdict(p, Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"))
+	}
+	h.judgeArmed = false
+	for _, p := range h.pending {
+		if p.asked && p.verdict == nil {
+			h.armJudge(p.deadline)
+			return
+		}
 	}
 }
 

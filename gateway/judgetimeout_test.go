@@ -83,4 +83,12 @@ func TestJudgeTimeoutRefusesInOrder(t *testing.T) {
 	if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != 3 {
 		t.Fatalf("cursor %d, want 3: no late verdict lands a commit", cursor)
 	}
+	// A question asked after the others expired has its own deadline.
+	seq, err := set(da, "silent3", text("silent3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := nextEvent[peer.Refused](t, da); r.Seq != seq || r.Reasons[0].Code != string(gateway.ReasonAuthorityTimeout) {
+		t.Fatalf("refused %+v, want seq %d with %s", r, seq, gateway.ReasonAuthorityTimeout)
+	}
 }
