@@ -27,12 +27,12 @@ func Decode(b []byte) (Commit, error) { return DecodeWithLimits(b, Limits{}) }
 // reason wins when it has one. Past the limits it refuses with
 // commit-too-large or too-many-deltas.
 //
-// The result does not alias b. Its keys and strings are slices of one copy
-// of b, so keeping one of them keeps that copy. A small commit's deltas and
-// copy are cut from memory shared with other small commits decoded near it
-// (up to 10 KiB), which stays while any of them is held: a holder keeping a
-// few commits for long should Clone them, or strings.Clone what it keeps,
-// as document does.
+// The result does not alias b. A large commit's keys and strings are
+// slices of one copy of b, so keeping one of them keeps that copy. A small
+// commit's deltas and the copies of its strings are cut from memory shared
+// with other small commits decoded near it (up to 10 KiB), which stays while
+// any of them is held: a holder keeping a few commits for long should Clone
+// them, or strings.Clone what it keeps, as document does.
 func DecodeWithLimits(b []byte, l Limits) (Commit, error) {
 	if len(b) > l.maxCommitBytes() {
 		return Commit{}, &protocol.Error{Reason: protocol.CommitTooLarge,
@@ -347,13 +347,13 @@ func at(r protocol.Reason, off int, msg string) error {
 	return &protocol.Error{Reason: r, Message: msg, Offset: off}
 }
 
-// A small commit's deltas, and the copy of its bytes that its strings
-// slice, are cut from chunks that many small commits share: one allocation
-// a commit was a fifth of decoding one (decision 009). Every run is cut
-// once from zeroed memory and never handed out again; deltas are typed
-// memory, so a caller may write anything into them, and a run is capped
-// so that appending to it copies. The bytes are never written after the
-// copy, which is what makes an unsafe.String over them sound.
+// A small commit's deltas, and the copies of its keys and strings, are cut
+// from chunks that many small commits share: one allocation a commit was a
+// fifth of decoding one (decision 009). Every run is cut once from zeroed
+// memory and never handed out again; deltas are typed memory, so a caller
+// may write anything into them, and a run is capped so that appending to it
+// copies. The bytes are never written after the copy, which is what makes
+// an unsafe.String over them sound.
 const (
 	chunkDeltas = 64   // deltas a chunk holds (6 KiB)
 	chunkText   = 4096 // bytes a chunk holds
