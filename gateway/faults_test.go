@@ -155,16 +155,7 @@ func TestFailingStoreRefusesAndRecovers(t *testing.T) {
 	}
 	defer st.Close()
 	ts := startGateway(t, gateway.Config{Store: st})
-	a := dial(t, ts.url, peer.Options{})
-	da, err := a.Share(ctxT(t), "doc", newDoc())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := dial(t, ts.url, peer.Options{})
-	db, err := b.Join(ctxT(t), "doc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	da, db := sharedPair(t, ts.url, "doc")
 	if _, err := set(da, "before", text("1")); err != nil {
 		t.Fatal(err)
 	}

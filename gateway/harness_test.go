@@ -63,6 +63,21 @@ func dial(t *testing.T, url string, opts peer.Options) *peer.Peer {
 	return p
 }
 
+// sharedPair has one peer share name and a second join it, and returns
+// their Docs.
+func sharedPair(t *testing.T, url, name string) (*peer.Doc, *peer.Doc) {
+	t.Helper()
+	da, err := dial(t, url, peer.Options{}).Share(ctxT(t), name, newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := dial(t, url, peer.Options{}).Join(ctxT(t), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return da, db
+}
+
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)

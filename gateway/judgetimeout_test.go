@@ -34,16 +34,7 @@ func (a *silentAuthority) Judge(req *gateway.AcceptRequest, reply func(gateway.V
 func TestJudgeTimeoutRefusesInOrder(t *testing.T) {
 	auth := &silentAuthority{}
 	ts := startGateway(t, gateway.Config{Authority: auth, JudgeTimeout: 300 * time.Millisecond})
-	a := dial(t, ts.url, peer.Options{})
-	da, err := a.Share(ctxT(t), "doc", newDoc())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := dial(t, ts.url, peer.Options{})
-	db, err := b.Join(ctxT(t), "doc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	da, db := sharedPair(t, ts.url, "doc")
 	var silent []uint64
 	for _, k := range []string{"ok1", "silent1", "silent2", "ok2"} {
 		seq, err := set(da, k, text(k))

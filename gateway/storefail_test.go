@@ -48,16 +48,7 @@ func (s *lateFailStore) Load(ctx context.Context, doc string) (*store.Snapshot, 
 func TestFailedAppendThatLandedIsDelivered(t *testing.T) {
 	st := &lateFailStore{Store: store.NewMemory()}
 	ts := startGateway(t, gateway.Config{Store: st})
-	a := dial(t, ts.url, peer.Options{})
-	da, err := a.Share(ctxT(t), "doc", newDoc())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := dial(t, ts.url, peer.Options{})
-	db, err := b.Join(ctxT(t), "doc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	da, db := sharedPair(t, ts.url, "doc")
 	st.landThenFail.Store(true)
 	if _, err := set(da, "landed", text("1")); err != nil {
 		t.Fatal(err)
@@ -93,16 +84,7 @@ func TestFailedAppendThatLandedIsDelivered(t *testing.T) {
 func TestUnknownAppendOutcomeEndsTopics(t *testing.T) {
 	st := &lateFailStore{Store: store.NewMemory()}
 	ts := startGateway(t, gateway.Config{Store: st})
-	a := dial(t, ts.url, peer.Options{})
-	da, err := a.Share(ctxT(t), "doc", newDoc())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := dial(t, ts.url, peer.Options{})
-	db, err := b.Join(ctxT(t), "doc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	da, db := sharedPair(t, ts.url, "doc")
 	st.failAppend.Store(true)
 	st.failLoad.Store(true)
 	if _, err := set(da, "lost", text("1")); err != nil {
