@@ -150,9 +150,12 @@ func (r *router) start(a *ask) {
 	if !claimed {
 		a.done = true
 	}
+	// The view of the claimant it will go to, to build that form unlocked.
 	var encoded bool
-	if c := r.pick(a); claimed && c != nil {
-		encoded = c.encoded
+	if claimed {
+		if c := r.pick(a); c != nil {
+			encoded = c.encoded
+		}
 	}
 	r.mu.Unlock()
 	switch {
