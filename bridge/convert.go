@@ -125,7 +125,13 @@ func reasonsFromProto(rs []*v1.Reason) ([]frame.Reason, bool) {
 }
 
 func identityToProto(id admission.Identity) *v1.Identity {
-	return &v1.Identity{Id: id.ID, Anonymous: id.Anonymous, Roles: id.Roles, Claims: id.Claims}
+	p := new(v1.Identity)
+	setIdentity(p, id)
+	return p
+}
+
+func setIdentity(p *v1.Identity, id admission.Identity) {
+	p.Id, p.Anonymous, p.Roles, p.Claims = id.ID, id.Anonymous, id.Roles, id.Claims
 }
 
 func identityFromProto(p *v1.Identity) admission.Identity {

@@ -88,8 +88,7 @@ func originToProto(kind, id string, o gateway.Origin) *v1.Origin {
 		m := new(peerOriginMessages)
 		m.peer.ConnectionId = n
 		if kind == "link" {
-			i := o.Identity
-			m.identity = v1.Identity{Id: i.ID, Anonymous: i.Anonymous, Roles: i.Roles, Claims: i.Claims}
+			setIdentity(&m.identity, o.Identity)
 			m.peer.Identity = &m.identity
 		}
 		m.source.Peer = &m.peer
