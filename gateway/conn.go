@@ -188,7 +188,10 @@ func (c *conn) serve() {
 
 func (c *conn) readLoop() {
 	for {
-		typ, data, err := c.ws.Read(c.ioCtx)
+		// No context: the socket's close ends the read (serve closes it
+		// before it cancels ioCtx), and coder/websocket arms an AfterFunc
+		// per read whose context can end.
+		typ, data, err := c.ws.Read(context.Background())
 		if err != nil {
 			status := websocket.CloseStatus(err)
 			switch {
@@ -487,7 +490,7 @@ func (c *conn) write() bool {
 }
 
 func (c *conn) writeFrames(frames []frame.Frame) bool {
-	ctx := c.ioCtx
+	ctx := context.Background() // the guard bounds the writes; see readLoop
 	for _, f := range frames {
 		var err error
 		c.out, err = frame.Append(c.out[:0], f)

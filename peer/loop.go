@@ -133,6 +133,5 @@ func (p *Peer) finish() {
 	p.backlog = nil
 	close(p.wr)
 	p.io.Wait()
-	p.cancel()
 	close(p.done)
 }

@@ -37,9 +37,7 @@ type Peer struct {
 	err     error         // why the link ended; written before quit closes
 	once    sync.Once
 
-	ctx    context.Context // cancelled only after the socket has been closed
-	cancel context.CancelFunc
-	io     sync.WaitGroup // the reader and the writer
+	io sync.WaitGroup // the reader and the writer
 }
 
 // input is what the reader hands the loop: a frame, a value that was not a
@@ -87,7 +85,6 @@ func Dial(ctx context.Context, url string, opts Options) (*Peer, error) {
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
-	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.io.Add(2)
 	go p.read()
 	go p.write()
