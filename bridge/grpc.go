@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/protocodec"
 )
 
 func errUnavailable(msg string) error { return status.Error(codes.Unavailable, msg) }
@@ -41,6 +42,7 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 		return c.Service != healthpb.Health_ServiceDesc.ServiceName
 	})
 	return []grpc.ServerOption{
+		grpc.ForceServerCodecV2(protocodec.Codec{}),
 		grpc.MaxRecvMsgSize(s.cfg.MaxRecvMessageBytes),
 		grpc.MaxSendMsgSize(s.cfg.MaxSendMessageBytes),
 		grpc.ChainUnaryInterceptor(

@@ -12,6 +12,7 @@ BIN=${TOOLS_BIN:-$PWD/.cache/bin}
 BUF_VERSION=v1.75.0
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+PROTOC_GEN_GO_VTPROTO_VERSION=v0.6.1-0.20240319094008-0393e58bdf10
 
 mkdir -p "$BIN"
 
@@ -32,5 +33,6 @@ install() {
 install github.com/bufbuild/buf/cmd/buf "$BUF_VERSION" buf
 install google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" protoc-gen-go
 install google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" protoc-gen-go-grpc
+install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto "$PROTOC_GEN_GO_VTPROTO_VERSION" protoc-gen-go-vtproto
 
 echo "$BIN"

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/protocodec"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
@@ -47,7 +48,7 @@ func Dial(ctx context.Context, target string, opts Options) (*Client, error) {
 	}
 	dial := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MaxRecvMessageBytes), grpc.MaxCallSendMsgSize(o.MaxSendMessageBytes)),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(protocodec.Codec{}), grpc.MaxCallRecvMsgSize(o.MaxRecvMessageBytes), grpc.MaxCallSendMsgSize(o.MaxSendMessageBytes)),
 	}
 	if o.Token != "" {
 		dial = append(dial, grpc.WithPerRPCCredentials(bearer{token: o.Token, secure: o.TLS != nil}))

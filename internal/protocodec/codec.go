@@ -1,0 +1,156 @@
+package protocodec
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// vtMessage and vtMarshaler are what protoc-gen-go-vtproto generates.
+type vtMessage interface {
+	proto.Message
+	UnmarshalVT([]byte) error
+}
+
+type vtMarshaler interface {
+	proto.Message
+	SizeVT() int
+	MarshalToSizedBufferVT([]byte) (int, error)
+}
+
+// Codec is a grpc encoding.CodecV2; give it to a server with
+// grpc.ForceServerCodecV2 and to a client with grpc.ForceCodecV2.
+type Codec struct{}
+
+var fallback = encoding.GetCodecV2(grpcproto.Name)
+
+// Name is gRPC's proto codec's, so the content type on the wire is the same.
+func (Codec) Name() string { return grpcproto.Name }
+
+// Marshal encodes v with its generated code, into a pooled buffer when it
+// is large, as gRPC's codec does, and then checks the bytes as Unmarshal
+// would: protobuf-go refuses to send a string that is not UTF-8.
+func (Codec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(vtMarshaler)
+	if !ok {
+		return fallback.Marshal(v)
+	}
+	size := m.SizeVT()
+	var buf *[]byte
+	var b []byte
+	if mem.IsBelowBufferPoolingThreshold(size) {
+		b = make([]byte, size)
+	} else {
+		buf = mem.DefaultBufferPool().Get(size)
+		b = (*buf)[:size]
+	}
+	_, err := m.MarshalToSizedBufferVT(b)
+	if err == nil {
+		err = checked(b, m)
+	}
+	switch {
+	case err != nil && buf != nil:
+		mem.DefaultBufferPool().Put(buf)
+		return nil, err
+	case err != nil:
+		return nil, err
+	case buf != nil:
+		return mem.BufferSlice{mem.NewBuffer(buf, mem.DefaultBufferPool())}, nil
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+// Unmarshal checks data against v's descriptor, then decodes it with v's
+// generated code; a message without that code goes to gRPC's codec.
+func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(vtMessage)
+	if !ok {
+		return fallback.Unmarshal(data, v)
+	}
+	proto.Reset(m) // proto.Unmarshal replaces; UnmarshalVT merges
+	if len(data) == 1 {
+		return unmarshal(data[0].ReadOnlyData(), m)
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	return unmarshal(buf.ReadOnlyData(), m)
+}
+
+// unmarshal decodes b into m. The generated code copies every string and
+// bytes field, so b may be reused once it returns.
+func unmarshal(b []byte, m vtMessage) error {
+	if err := checked(b, m); err != nil {
+		return err
+	}
+	return m.UnmarshalVT(b)
+}
+
+// checked is check for b as the encoding of a message of m's type.
+func checked(b []byte, m proto.Message) error {
+	md := m.ProtoReflect().Descriptor()
+	if err := check(b, tableOf(md), 0); err != nil {
+		return fmt.Errorf("proto: %s: %w", md.FullName(), err)
+	}
+	return nil
+}
+
+// maxDepth is protobuf-go's default recursion limit.
+const maxDepth = 10000
+
+var (
+	// ErrInvalidUTF8 is a string field that is not UTF-8, which proto3
+	// forbids.
+	ErrInvalidUTF8 = errors.New("a string field holds invalid UTF-8")
+	// ErrTooDeep is nesting past protobuf-go's recursion limit.
+	ErrTooDeep = errors.New("messages nest too deeply")
+	// ErrFieldNumber is a field number past the largest protobuf allows.
+	ErrFieldNumber = errors.New("a field number is out of range")
+)
+
+// check walks b as a message of t's type, as protobuf-go's decoder would:
+// the wire format, field numbers, nesting and UTF-8. Scalars are only
+// skipped; the generated code decodes (and so checks) them after.
+func check(b []byte, t *table, depth int) error {
+	if depth > maxDepth {
+		return ErrTooDeep
+	}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if num > protowire.MaxValidNumber {
+			return ErrFieldNumber
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		f := t.field(num)
+		switch {
+		case f == nil:
+		case f.child != nil:
+			if err := check(v, f.child, depth+1); err != nil {
+				return err
+			}
+		case !utf8.Valid(v):
+			return fmt.Errorf("field %s: %w", f.name, ErrInvalidUTF8)
+		}
+	}
+	return nil
+}
