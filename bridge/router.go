@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/weftgate/weftgate/gateway"
@@ -96,7 +95,7 @@ func (a *ask) form(encoded bool) *form {
 		} else {
 			f.q = a.build()
 		}
-		f.size = proto.Size(f.q) + envelopeBytes
+		f.size = f.q.SizeVT() + envelopeBytes
 	}
 	return f
 }

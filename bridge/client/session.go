@@ -10,7 +10,6 @@ import (
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 )
 
 // Message overheads the answer batcher allows for: a repeated element's
@@ -140,13 +139,13 @@ func (s *session) sendLoop() {
 // budget; the first answer that did not fit is returned to lead the next.
 func (s *session) sendAnswers(first *v1.Answer) (carry *v1.Answer, ok bool) {
 	batch := []*v1.Answer{first}
-	size := proto.Size(first) + answerOverhead
+	size := first.SizeVT() + answerOverhead
 	yielded := false
 fill:
 	for len(batch) < MaxAnswersPerMessage {
 		select {
 		case a := <-s.answers:
-			n := proto.Size(a) + answerOverhead
+			n := a.SizeVT() + answerOverhead
 			if size+n > s.budget {
 				carry = a
 				break fill
@@ -363,7 +362,7 @@ func (s *session) push(a *v1.Answer) bool {
 }
 
 func (s *session) pushCtx(ctx context.Context, a *v1.Answer) bool {
-	if n := proto.Size(a) + answerOverhead; n > s.budget {
+	if n := a.SizeVT() + answerOverhead; n > s.budget {
 		a = failure(a.GetQuestionId(), fmt.Sprintf("the answer is %d bytes, over the %d-byte message bound", n, s.budget))
 	}
 	select {
