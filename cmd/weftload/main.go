@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/weftgate/weftgate/internal/gcfloor"
@@ -36,6 +37,7 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the result as JSON")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of this process (with -inprocess, the gateway's too) once the links have settled")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (with -inprocess, the gateway's too) to the file")
+	traceOut := flag.String("trace", "", "write an execution trace of this process (go tool trace) to the file")
 	gcFloor := flag.Uint64("gc-floor", gcfloor.DefaultFloor, "heap bytes this process's collector lets a small heap grow to, as the gateway's -gc-floor (0: Go's default; ignored when GOGC is set)")
 	flag.Parse()
 	gcfloor.Set(*gcFloor, os.Getenv)
@@ -51,12 +53,25 @@ func main() {
 		defer f.Close()
 		defer pprof.StopCPUProfile()
 	}
+	if *traceOut != "" {
+		f, err := os.Create(*traceOut)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "weftload:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer trace.Stop()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	res, err := run(ctx, o, os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weftload:", err)
 		pprof.StopCPUProfile()
+		trace.Stop()
 		os.Exit(1)
 	}
 	if o.jsonOut {
