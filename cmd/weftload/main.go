@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -41,29 +42,24 @@ func main() {
 	gcFloor := flag.Uint64("gc-floor", gcfloor.DefaultFloor, "heap bytes this process's collector lets a small heap grow to, as the gateway's -gc-floor (0: Go's default; ignored when GOGC is set)")
 	flag.Parse()
 	gcfloor.Set(*gcFloor, os.Getenv)
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
+	for _, p := range []struct {
+		path  string
+		start func(io.Writer) error
+		stop  func()
+	}{{*cpuprofile, pprof.StartCPUProfile, pprof.StopCPUProfile}, {*traceOut, trace.Start, trace.Stop}} {
+		if p.path == "" {
+			continue
+		}
+		f, err := os.Create(p.path)
 		if err == nil {
-			err = pprof.StartCPUProfile(f)
+			err = p.start(f)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "weftload:", err)
 			os.Exit(1)
 		}
 		defer f.Close()
-		defer pprof.StopCPUProfile()
-	}
-	if *traceOut != "" {
-		f, err := os.Create(*traceOut)
-		if err == nil {
-			err = trace.Start(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "weftload:", err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		defer trace.Stop()
+		defer p.stop()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
