@@ -24,10 +24,18 @@ func statusOf(ctx context.Context, err error) error {
 		return status.Error(codes.Unavailable, "the gateway is shutting down")
 	case protocol.ReasonOf(err) == protocol.NoDocument:
 		return status.Error(codes.NotFound, "no such document")
+	case retryable(protocol.ReasonOf(err)):
+		return status.Error(codes.Unavailable, err.Error())
 	case ctx.Err() != nil:
 		return status.FromContextError(ctx.Err()).Err()
 	}
 	return status.Error(codes.Internal, "the gateway could not answer")
+}
+
+// retryable reasons are a backend or the store failing for now (a load
+// among them): UNAVAILABLE, so a caller retries.
+func retryable(r protocol.Reason) bool {
+	return r == gateway.ReasonStoreUnavailable || r == ReasonAuthorityTimeout || r == ReasonAuthorityBusy
 }
 
 // invalid is INVALID_ARGUMENT with the aweft reason leading the message.
@@ -141,13 +149,9 @@ func (s *Server) ListDocuments(ctx context.Context, req *v1.ListDocumentsRequest
 	}
 	size = min(size, MaxPageSize)
 
-	type entry struct {
-		info   *v1.DocumentInfo
-		hasRot bool
-	}
-	byName := map[string]*entry{}
+	byName := map[string]*v1.DocumentInfo{}
 	for _, d := range gw.Documents(ctx) {
-		byName[d.Name] = &entry{info: &v1.DocumentInfo{Name: d.Name, Cursor: d.Durable, Loaded: true, LinkCount: uint32(d.Links), SubscriberCount: uint32(d.Subscribers)}}
+		byName[d.Name] = &v1.DocumentInfo{Name: d.Name, Root: rootToProto(d.Root), Cursor: d.Durable, Loaded: true, LinkCount: uint32(d.Links), SubscriberCount: uint32(d.Subscribers)}
 	}
 	if s.cfg.Store != nil {
 		stored, err := s.cfg.Store.Documents(ctx)
@@ -155,12 +159,9 @@ func (s *Server) ListDocuments(ctx context.Context, req *v1.ListDocumentsRequest
 			return nil, status.Error(codes.Unavailable, "the store could not list documents")
 		}
 		for _, d := range stored {
-			e := byName[d.Name]
-			if e == nil {
-				e = &entry{info: &v1.DocumentInfo{Name: d.Name, Cursor: d.Last}}
-				byName[d.Name] = e
+			if byName[d.Name] == nil {
+				byName[d.Name] = &v1.DocumentInfo{Name: d.Name, Root: rootToProto(frame.Root{ID: d.Root, Kind: kindOf(d.RootKind)}), Cursor: d.Last}
 			}
-			e.info.Root, e.hasRot = rootToProto(frame.Root{ID: d.Root, Kind: kindOf(d.RootKind)}), true
 		}
 	}
 	names := make([]string, 0, len(byName))
@@ -171,24 +172,12 @@ func (s *Server) ListDocuments(ctx context.Context, req *v1.ListDocumentsRequest
 	}
 	sort.Strings(names)
 	resp := &v1.ListDocumentsResponse{}
-	for i, n := range names {
-		if len(resp.Documents) == size {
-			if i < len(names) {
-				resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(resp.Documents[size-1].Name))
-			}
-			break
-		}
-		e := byName[n]
-		if !e.hasRot {
-			// Only the hub knows it. A hub can exist for a name with no
-			// document (someone asked for it); such a name is not listed.
-			root, _, _, err := gw.State(ctx, n)
-			if err != nil {
-				continue
-			}
-			e.info.Root = rootToProto(root)
-		}
-		resp.Documents = append(resp.Documents, e.info)
+	if len(names) > size {
+		names = names[:size]
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(names[size-1]))
+	}
+	for _, n := range names {
+		resp.Documents = append(resp.Documents, byName[n])
 	}
 	return resp, nil
 }

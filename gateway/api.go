@@ -39,7 +39,8 @@ func errTooMany(s *Server) error {
 	return protocol.Errorf(ReasonTooManyDocuments, "the gateway holds as many documents as it may")
 }
 
-// call runs fn on name's hub and waits for it to call done.
+// call runs fn on name's hub, once a backend Loader has been asked for a
+// document the gateway does not hold, and waits for it to call done.
 func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done func(error))) error {
 	h := s.reg.acquire(name)
 	if h == nil {
@@ -47,7 +48,16 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 	}
 	defer s.reg.release(h)
 	res := make(chan error, 1)
-	if !h.postCtx(ctx, func() { fn(h, func(err error) { res <- err }) }) {
+	done := func(err error) { res <- err }
+	if !h.postCtx(ctx, func() {
+		h.withLoaded(func(err error) {
+			if err != nil {
+				done(err)
+				return
+			}
+			fn(h, done)
+		})
+	}) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -181,6 +191,7 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 // DocumentInfo describes one document the gateway has in memory.
 type DocumentInfo struct {
 	Name        string
+	Root        frame.Root
 	Cursor      uint64
 	Durable     uint64
 	Links       int
@@ -204,7 +215,8 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 				res <- DocumentInfo{} // a hub for a name nobody holds
 				return
 			}
-			res <- DocumentInfo{Name: h.name, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+			id, kind := h.doc.Root()
+			res <- DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
 		}) {
 			continue
 		}

@@ -54,8 +54,8 @@ type hub struct {
 	idleTimer *time.Timer
 	idleArmed bool
 
-	loadAsked bool     // a backend Loader was asked for this document
-	loadWait  []func() // opens waiting for its answer
+	loadAsked bool          // a backend Loader's answer was taken for this document
+	loadWait  []func(error) // opens and calls waiting for its answer
 }
 
 type member struct {
@@ -311,17 +311,11 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
 		return
 	}
-	if l, ok := h.srv.cfg.Authority.(Loader); ok && !h.loadAsked {
-		// Ask a backend for the document before minting one; opens that
-		// arrive meanwhile wait for the same answer.
-		h.loadWait = append(h.loadWait, func() { h.openDecided(c, peerRoot, want, nil) })
-		if len(h.loadWait) == 1 {
-			name, ctx := h.name, h.srv.ctx
-			h.srv.track(func() {
-				doc, found, err := l.Load(ctx, name)
-				h.post(func() { h.backendLoaded(doc, found, err) })
-			})
-		}
+	if h.mayLoad() {
+		// Ask a backend for the document before minting one; a failed
+		// load declines the open rather than let the peer mint a second
+		// document under the name.
+		h.withLoaded(func(err error) { h.openDecided(c, peerRoot, want, err) })
 		return
 	}
 	if peerRoot == nil {
@@ -341,22 +335,59 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
 }
 
+// mayLoad says whether a backend Loader should be asked for the document
+// before anything reads, writes or mints it: none is held, the store did
+// not fail, and no answer for it has been taken yet.
+func (h *hub) mayLoad() bool {
+	_, ok := h.srv.cfg.Authority.(Loader)
+	return ok && h.doc == nil && h.loadErr == nil && !h.loadAsked
+}
+
+// withLoaded runs fn once a backend Loader, when there is one to ask, has
+// answered for the document, with the load's error (nil when the document
+// was loaded or the backend does not have it either); work that arrives
+// meanwhile waits for the same answer.
+func (h *hub) withLoaded(fn func(error)) {
+	if !h.mayLoad() {
+		fn(nil)
+		return
+	}
+	h.loadWait = append(h.loadWait, fn)
+	if len(h.loadWait) > 1 {
+		return
+	}
+	l := h.srv.cfg.Authority.(Loader)
+	name, ctx := h.name, h.srv.ctx
+	h.srv.track(func() {
+		doc, found, err := l.Load(ctx, name)
+		h.post(func() { h.backendLoaded(doc, found, err) })
+	})
+}
+
 // backendLoaded takes a backend's answer to a load: a document to hold, or
-// nothing (the opens then go on as if there were no loader).
+// nothing (the waiting work then goes on as if there were no loader). When
+// it brought no document, the next open or call asks again: the backend may
+// have been away or have made the document since.
 func (h *hub) backendLoaded(doc Loaded, found bool, err error) {
 	h.loadAsked = true
+	if found && err == nil && h.doc == nil {
+		if err = h.adopt(doc); err != nil {
+			err = fmt.Errorf("the backend's document could not be taken: %w", err)
+		}
+	}
 	if err != nil {
 		h.srv.log.Warn("backend load", "document", h.name, "err", err)
-	}
-	if found && err == nil && h.doc == nil {
-		if lerr := h.adopt(doc); lerr != nil {
-			h.srv.log.Warn("backend load refused", "document", h.name, "err", lerr)
+		if protocol.ReasonOf(err) == "" {
+			err = protocol.Errorf(ReasonStoreUnavailable, "the backend could not load the document; retry later")
 		}
 	}
 	w := h.loadWait
 	h.loadWait = nil
 	for _, fn := range w {
-		fn()
+		fn(err)
+	}
+	if h.doc == nil {
+		h.loadAsked = false
 	}
 }
 

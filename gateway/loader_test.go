@@ -2,11 +2,14 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -75,5 +78,120 @@ func TestLoaderServesDocumentsTheGatewayDoesNotHold(t *testing.T) {
 	}
 	if la.asked.Load() != 3 {
 		t.Fatalf("the loader was asked %d times, want once per name", la.asked.Load())
+	}
+}
+
+// scriptedLoader answers each load with the next of its answers; past the
+// last it keeps giving the last.
+type scriptedLoader struct {
+	gateway.Policy
+	mu      sync.Mutex
+	answers []loadAnswer
+	asked   int
+}
+
+type loadAnswer struct {
+	doc   gateway.Loaded
+	found bool
+	err   error
+}
+
+func (l *scriptedLoader) Load(context.Context, string) (gateway.Loaded, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.answers[min(l.asked, len(l.answers)-1)]
+	l.asked++
+	return a.doc, a.found, a.err
+}
+
+func (l *scriptedLoader) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.asked
+}
+
+// backendDoc is a one-field document a backend holds, as a Loaded at cursor.
+func backendDoc(t *testing.T, cursor uint64) (gateway.Loaded, string) {
+	t.Helper()
+	d := newDoc()
+	id, kind := d.Root()
+	if _, err := d.Apply(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: id, Ref: commit.ObjectKey("from"), Value: text("backend")}}}); err != nil {
+		t.Fatal(err)
+	}
+	state, err := commit.Encode(d.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gateway.Loaded{Root: frame.Root{ID: id, Kind: kind}, State: state, Cursor: cursor}, string(state)
+}
+
+// The backend API reads and writes documents only a backend holds: State
+// and Write ask the Loader first, as an open does, and the loaded document
+// is the one peers then join.
+func TestBackendCallsLoadFirst(t *testing.T) {
+	doc, state := backendDoc(t, 7)
+	l := &scriptedLoader{answers: []loadAnswer{{doc: doc, found: true}}}
+	ts := startGateway(t, gateway.Config{Authority: l})
+
+	root, got, cursor, err := ts.State(ctxT(t), "held-elsewhere")
+	if err != nil || root != doc.Root || string(got) != state || cursor != 7 {
+		t.Fatalf("State = %v, %d bytes, %d, %v; want the backend's document at 7", root, len(got), cursor, err)
+	}
+	c := commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: doc.Root.ID, Ref: commit.ObjectKey("more"), Value: text("x")}}}
+	b, err := commit.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := ts.Write(ctxT(t), "written-elsewhere", gateway.Origin{ID: "backend"}, b, nil)
+	if err != nil || cur != 8 {
+		t.Fatalf("Write into a document only the backend holds = %d, %v; want cursor 8", cur, err)
+	}
+	pd, err := dial(t, ts.url, peer.Options{}).Join(ctxT(t), "written-elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := pd.Root(); r != doc.Root.ID || len(pd.Snapshot().Deltas) != 2 {
+		t.Fatalf("the joiner got %+v, want the backend's document and the write", pd.Snapshot())
+	}
+	if n := l.count(); n != 2 {
+		t.Fatalf("the loader was asked %d times, want once per name", n)
+	}
+}
+
+// A load that fails declines the open with its reason and mints nothing (a
+// peer's root would make a second document under the name); a load that
+// finds nothing is not final either. Both are asked again next time, and
+// the backend's document is served once it has it.
+func TestFailedOrEmptyLoadIsAskedAgain(t *testing.T) {
+	doc, state := backendDoc(t, 3)
+	timeout := protocol.Reason("authority-timeout")
+	l := &scriptedLoader{answers: []loadAnswer{
+		{err: protocol.Errorf(timeout, "the load authority did not answer in time")},
+		{err: errors.New("disk on fire")},
+		{found: false},
+		{doc: doc, found: true},
+	}}
+	ts := startGateway(t, gateway.Config{Authority: l})
+	p := dial(t, ts.url, peer.Options{})
+
+	_, err := p.Share(ctxT(t), "d", newDoc())
+	if r := protocol.ReasonOf(err); r != timeout {
+		t.Fatalf("share while the load timed out = %v, want declined with %s", err, timeout)
+	}
+	if _, _, _, err := ts.State(ctxT(t), "d"); protocol.ReasonOf(err) != gateway.ReasonStoreUnavailable {
+		t.Fatalf("State while the load failed = %v, want %s", err, gateway.ReasonStoreUnavailable)
+	}
+	if _, err := p.Join(ctxT(t), "d"); protocol.ReasonOf(err) != protocol.NoDocument {
+		t.Fatalf("join while the backend has nothing = %v, want %s", err, protocol.NoDocument)
+	}
+	pd, err := p.Join(ctxT(t), "d")
+	if err != nil {
+		t.Fatalf("join once the backend has the document: %v", err)
+	}
+	if got := stateOf(t, pd); got != state {
+		t.Fatal("the joiner did not get the backend's document")
+	}
+	if n := l.count(); n != 4 {
+		t.Fatalf("the loader was asked %d times, want 4 (once per attempt)", n)
 	}
 }

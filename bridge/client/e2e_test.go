@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/bridge/client"
 	"github.com/weftgate/weftgate/peer"
@@ -267,5 +270,33 @@ func TestE2ELoad(t *testing.T) {
 	}
 	if _, _, err := c.GetState(ctxT(t), "stored:none"); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("GetState of nothing = %v, want ErrNotFound", err)
+	}
+}
+
+// A backend's own calls load a document no peer has opened: GetState and
+// WriteCommit ask the load claimant first, and a failing load is
+// UNAVAILABLE (retry), never NOT_FOUND or a new document.
+func TestE2ELoadForCalls(t *testing.T) {
+	lc := startLocalT(t, bridge.Config{})
+	c := dialLocal(t, lc, client.Options{})
+	root := commit.NewID()
+	mustClaim(t, c, client.Prefix("stored:"), client.Handlers{Load: func(_ context.Context, q client.LoadQuestion) (*client.Loaded, error) {
+		if q.Document == "stored:broken" {
+			return nil, errors.New("the disk is unreadable")
+		}
+		return &client.Loaded{State: client.State{Root: client.Root{ID: root, Kind: commit.Object},
+			Commit: commit.Commit{Deltas: []commit.Delta{addText(root, "from", "disk")}}}, Cursor: 40}, nil
+	}})
+	st, cur, err := c.GetState(ctxT(t), "stored:read")
+	if err != nil || st.Root.ID != root || len(st.Commit.Deltas) != 1 || cur != 40 {
+		t.Fatalf("GetState = %+v, %d, %v; want the loaded state at cursor 40", st, cur, err)
+	}
+	res, err := c.WriteCommit(ctxT(t), "stored:write", commit.Commit{Deltas: []commit.Delta{addText(root, "more", "x")}}, client.WriteOptions{})
+	if err != nil || res.Status != client.WriteApplied || res.Cursor != 41 {
+		t.Fatalf("WriteCommit = %+v, %v; want applied at 41, after the loaded 40", res, err)
+	}
+	_, _, err = c.GetState(ctxT(t), "stored:broken")
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("GetState with a failing load = %v, want UNAVAILABLE", err)
 	}
 }
