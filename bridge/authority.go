@@ -30,11 +30,7 @@ func (s *Server) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) 
 		}
 	}
 	name := req.Document
-	s.router.start(&ask{
-		kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, accept: req,
-		answered: func(a *v1.Answer) { reply(acceptVerdict(a)) },
-		fellBack: func(fb fallback) { reply(s.acceptFallback(name, fb)) },
-	})
+	s.router.start(&ask{kind: v1.QuestionKind_QUESTION_KIND_ACCEPT, name: name, doc: name, exclude: exclude, accept: req, verdict: reply})
 }
 
 // acceptQuestion asks about req, with its commit in both forms or, for a
@@ -95,14 +91,14 @@ func acceptVerdict(a *v1.Answer) gateway.Verdict {
 }
 
 // acceptFallback is the policy's verdict.
-func (s *Server) acceptFallback(name string, fb fallback) gateway.Verdict {
+func acceptFallback(cfg *Config, name string, fb fallback) gateway.Verdict {
 	switch fb {
 	case fbBusy:
 		return gateway.Refuse(ReasonAuthorityBusy, "the authority has too many questions unanswered; retry later")
 	case fbTooLarge:
 		return gateway.Refuse(ReasonQuestionTooLarge, "the commit is too large to ask the authority about")
 	}
-	if s.cfg.policyFor(name) == PolicyOpen {
+	if cfg.policyFor(name) == PolicyOpen {
 		return gateway.Verdict{}
 	}
 	switch fb {
@@ -156,7 +152,7 @@ func mayOpenVerdict(a *v1.Answer) error {
 }
 
 func (s *Server) openFallback(name string, fb fallback) error {
-	v := s.acceptFallback(name, fb)
+	v := acceptFallback(&s.cfg, name, fb)
 	if v.Accepted() {
 		return nil
 	}

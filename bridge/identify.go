@@ -82,7 +82,7 @@ func identifyVerdict(a *v1.Answer) (admission.Identity, error) {
 // identifyFallback: open admits as anonymous; closed (and a busy bridge)
 // refuses with 503 and the reason, which the admission gate keeps.
 func (s *Server) identifyFallback(path string, fb fallback) (admission.Identity, error) {
-	v := s.acceptFallback(path, fb)
+	v := acceptFallback(&s.cfg, path, fb)
 	if v.Accepted() {
 		return admission.Identity{Anonymous: true}, nil
 	}

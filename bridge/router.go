@@ -46,7 +46,9 @@ type ask struct {
 	triedRoom [2]uint64
 
 	// Exactly one of answered and fellBack is called, once, without the
-	// router's lock. progress may be called before answered.
+	// router's lock. progress may be called before answered. An accept
+	// question sets verdict instead of both (no closures per commit).
+	verdict  func(gateway.Verdict)
 	answered func(*v1.Answer)
 	progress func(*v1.CallProgress)
 	fellBack func(fallback)
@@ -60,8 +62,7 @@ type ask struct {
 	claimID  uint64
 	timeout  time.Duration
 	deadline time.Time
-	timer    *time.Timer
-	gen      uint64 // bumps on every (re)arm of timer
+	slot     int // 1 + its index in router.due while assigned, else 0
 	sent     bool
 	encoded  bool // the current assignment takes forms[1]
 	tooLarge bool // a claimant was passed over because its form is too large
@@ -135,6 +136,10 @@ type router struct {
 	streams map[uint64]*stream
 	perDoc  map[string]int
 	health  map[string]*backendHealth // by backend name, bounded
+
+	due     deadlines // every assigned ask, earliest deadline first
+	timer   *time.Timer
+	timerAt time.Time // when timer fires; zero when it does not
 }
 
 func newRouter(cfg *Config, stats *Stats) *router {
@@ -199,6 +204,10 @@ func (r *router) fellBack(a *ask, fb fallback) {
 	r.stats.FellBack.Add(1)
 	if fb == fbBusy {
 		r.stats.Busy.Add(1)
+	}
+	if a.verdict != nil {
+		a.verdict(acceptFallback(r.cfg, a.name, fb))
+		return
 	}
 	a.fellBack(fb)
 }
@@ -287,25 +296,22 @@ func (r *router) assign(a *ask, c *claim) {
 	}
 }
 
-// arm (re)starts a's timer for its current assignment.
-func (r *router) arm(a *ask) {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-	a.gen++
-	st, qid, gen := a.st, a.qid, a.gen
-	a.timer = time.AfterFunc(time.Until(a.deadline), func() { r.expire(a, st, qid, gen) })
-}
-
 func (r *router) send(a *ask) {
 	st := a.st
 	st.inflight++
 	a.sent = true
 	left := max(time.Until(a.deadline), 0)
 	f := a.form(a.encoded)
-	q := &v1.Question{Id: a.qid, ClaimId: a.claimID, Attempt: uint32(a.attempts), Timeout: durationpb.New(left), Kind: f.q.Kind}
+	m := new(sentQuestion) // one allocation for the two
+	m.timeout.Seconds, m.timeout.Nanos = int64(left/time.Second), int32(left%time.Second)
+	m.q = v1.Question{Id: a.qid, ClaimId: a.claimID, Attempt: uint32(a.attempts), Timeout: &m.timeout, Kind: f.q.Kind}
 	r.stats.Asked.Add(1)
-	st.out.pushQuestion(q, f.size)
+	st.out.pushQuestion(&m.q, f.size)
+}
+
+type sentQuestion struct {
+	q       v1.Question
+	timeout durationpb.Duration
 }
 
 // detach takes a off its stream, telling the backend why when it had been
@@ -315,9 +321,7 @@ func (r *router) detach(a *ask, why v1.WithdrawReason) {
 	if st == nil {
 		return
 	}
-	if a.timer != nil {
-		a.timer.Stop()
-	}
+	r.disarm(a)
 	delete(st.asks, a.qid)
 	if a.sent {
 		st.inflight--
@@ -344,9 +348,7 @@ func (r *router) promote(st *stream) {
 // finish ends a's life in the router.
 func (r *router) finish(a *ask) {
 	a.done = true
-	if a.timer != nil {
-		a.timer.Stop()
-	}
+	r.disarm(a)
 	if a.counted {
 		a.counted = false
 		if n := r.perDoc[a.doc] - 1; n > 0 {
@@ -354,26 +356,6 @@ func (r *router) finish(a *ask) {
 		} else {
 			delete(r.perDoc, a.doc)
 		}
-	}
-}
-
-// expire moves a question nobody answered in time to its next claimant.
-func (r *router) expire(a *ask, st *stream, qid, gen uint64) {
-	r.mu.Lock()
-	if a.done || a.st != st || a.qid != qid || a.gen != gen {
-		r.mu.Unlock()
-		return
-	}
-	r.stats.TimedOut.Add(1)
-	r.failed(st.backend, "a question timed out")
-	r.detach(a, v1.WithdrawReason_WITHDRAW_REASON_TIMEOUT)
-	fb, final := r.place(a)
-	if final {
-		r.finish(a)
-	}
-	r.mu.Unlock()
-	if final {
-		r.fellBack(a, fb)
 	}
 }
 
@@ -405,6 +387,10 @@ func (r *router) answer(st *stream, ans *v1.Answer) {
 	r.healthOf(st.backend).failures = 0
 	r.mu.Unlock()
 	r.stats.Answered.Add(1)
+	if a.verdict != nil {
+		a.verdict(acceptVerdict(ans))
+		return
+	}
 	a.answered(ans)
 }
 
@@ -467,19 +453,13 @@ func (r *router) streamGone(st *stream) {
 	}
 	slices.SortFunc(asks, func(x, y *ask) int { return cmpU64(x.qid, y.qid) })
 	st.asks, st.held, st.inflight = map[uint64]*ask{}, nil, 0
-	type out struct {
-		a  *ask
-		fb fallback
-	}
-	var fell []out
+	var fell []fallen
 	for _, a := range asks {
-		if a.timer != nil {
-			a.timer.Stop()
-		}
+		r.disarm(a)
 		a.st, a.sent = nil, false
 		if fb, final := r.place(a); final {
 			r.finish(a)
-			fell = append(fell, out{a, fb})
+			fell = append(fell, fallen{a, fb})
 		}
 	}
 	r.mu.Unlock()

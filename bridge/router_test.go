@@ -126,6 +126,33 @@ func TestAllClaimantsTimeOut(t *testing.T) {
 	}
 }
 
+// Deadlines are per claim: a question with a short timeout, asked after
+// one with a long timeout, times out first and on time, and the long one
+// stays answerable.
+func TestShortTimeoutAfterLongOne(t *testing.T) {
+	e := startEnv(t, envOpts{bufconn: true, bridge: bridge.Config{Policy: bridge.PolicyClosed}})
+	patient := openBackend(t, e, "patient", 0)
+	patient.mustClaim(1, prefix("slow/"), time.Hour, kAccept)
+	hasty := openBackend(t, e, "hasty", 0)
+	hasty.mustClaim(1, prefix("fast/"), 30*time.Millisecond, kAccept)
+	long := judge(e.b, "slow/d", link)
+	ql := patient.nextQuestion()
+	short := judge(e.b, "fast/d", link)
+	hasty.nextQuestion()
+	if got := verdictOf(t, short); code(got) != string(bridge.ReasonAuthorityTimeout) {
+		t.Fatalf("short question's verdict %+v, want %s", got, bridge.ReasonAuthorityTimeout)
+	}
+	select {
+	case v := <-long:
+		t.Fatalf("the long question ended early: %+v", v)
+	default:
+	}
+	patient.answer(accept(ql.Id))
+	if got := verdictOf(t, long); !got.Accepted() {
+		t.Fatalf("long question's verdict %+v, want accepted", got)
+	}
+}
+
 // Nobody claims: closed refuses no-authority, open accepts; a per-name rule
 // beats the default.
 func TestFallbackRules(t *testing.T) {
