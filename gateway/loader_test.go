@@ -39,23 +39,16 @@ func (l *loadingAuthority) Load(_ context.Context, name string) (gateway.Loaded,
 // anything is minted, made durable, and served, and its cursors continue
 // from the backend's.
 func TestLoaderServesDocumentsTheGatewayDoesNotHold(t *testing.T) {
-	d := newDoc()
-	id, kind := d.Root()
-	if _, err := d.Apply(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: id, Ref: commit.ObjectKey("from"), Value: text("backend")}}}); err != nil {
-		t.Fatal(err)
-	}
-	state, err := commit.Encode(d.Snapshot())
-	if err != nil {
-		t.Fatal(err)
-	}
-	la := &loadingAuthority{root: frame.Root{ID: id, Kind: kind}, state: state, cursor: 41}
+	doc, state := backendDoc(t, 41)
+	id := doc.Root.ID
+	la := &loadingAuthority{root: doc.Root, state: doc.State, cursor: doc.Cursor}
 	ts := startGateway(t, gateway.Config{Authority: la})
 	p := dial(t, ts.url, peer.Options{})
 	pd, err := p.Join(ctxT(t), "stored")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := stateOf(t, pd); got != string(state) {
+	if got := stateOf(t, pd); got != state {
 		t.Fatal("the joiner did not get the backend's document")
 	}
 	if r, _ := pd.Root(); r != id {
