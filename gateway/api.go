@@ -39,8 +39,11 @@ func errTooMany(s *Server) error {
 	return protocol.Errorf(ReasonTooManyDocuments, "the gateway holds as many documents as it may")
 }
 
-// call runs fn on name's hub, once a backend Loader has been asked for a
-// document the gateway does not hold, and waits for it to call done.
+var errStoreFailed = protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded from the store; retry later")
+
+// call runs fn on name's hub, once the store has the document loaded and a
+// backend Loader has been asked for one the gateway does not hold, and
+// waits for it to call done.
 func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done func(error))) error {
 	h := s.reg.acquire(name)
 	if h == nil {
@@ -50,6 +53,13 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 	res := make(chan error, 1)
 	done := func(err error) { res <- err }
 	if !h.postCtx(ctx, func() {
+		if h.loadErr != nil && len(h.members) == 0 {
+			h.load() // the store may be back; nobody holds the old replica
+		}
+		if h.loadErr != nil {
+			done(errStoreFailed)
+			return
+		}
 		h.withLoaded(func(err error) {
 			if err != nil {
 				done(err)
@@ -113,8 +123,6 @@ func (s *Server) Write(ctx context.Context, name string, origin Origin, b []byte
 func (s *Server) Create(ctx context.Context, name string, root frame.Root) error {
 	return s.call(ctx, name, func(h *hub, done func(error)) {
 		switch {
-		case h.loadErr != nil:
-			done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded"))
 		case h.doc == nil:
 			if err := h.persistCreation(root); err != nil {
 				done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))

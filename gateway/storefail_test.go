@@ -10,6 +10,8 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
 )
 
 // lateFailStore fails appends while armed, after (landed) or instead of
@@ -111,5 +113,45 @@ func TestUnknownAppendOutcomeEndsTopics(t *testing.T) {
 	}
 	if js, _ := dc.JSON(); strings.Contains(string(js), "lost") {
 		t.Fatalf("a commit the store never got came back: %s", js)
+	}
+}
+
+// A backend's calls on a document the store cannot load say
+// store-unavailable (not no-document, which could invite a second
+// document under the name), and see the document once the store is back.
+func TestCallsOnADocumentTheStoreCannotLoad(t *testing.T) {
+	st := &lateFailStore{Store: store.NewMemory()}
+	ts := startGateway(t, gateway.Config{Store: st})
+	da, _ := sharedPair(t, ts.url, "doc")
+	cur, err := set(da, "kept", text("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCursor(t, ts.Server, "doc", cur)
+	ts.stop(t)
+	// A second gateway on the same store, which now fails its loads.
+	st.failLoad.Store(true)
+	ts = startGateway(t, gateway.Config{Store: st})
+	root, _ := da.Root()
+	b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root, Ref: commit.ObjectKey("more"), Value: text("2")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"State": func() error { _, _, _, err := ts.State(ctxT(t), "doc"); return err },
+		"Write": func() error { _, err := ts.Write(ctxT(t), "doc", gateway.Origin{ID: "backend"}, b, nil); return err },
+		"ReplaceState": func() error {
+			_, _, err := ts.ReplaceState(ctxT(t), "doc", gateway.Origin{ID: "backend"}, nil, nil)
+			return err
+		},
+	}
+	for name, call := range calls {
+		if err := call(); protocol.ReasonOf(err) != gateway.ReasonStoreUnavailable {
+			t.Fatalf("%s while the store fails = %v, want %s", name, err, gateway.ReasonStoreUnavailable)
+		}
+	}
+	st.failLoad.Store(false)
+	if _, _, cursor, err := ts.State(ctxT(t), "doc"); err != nil || cursor != cur {
+		t.Fatalf("State once the store is back = %d, %v; want cursor %d", cursor, err, cur)
 	}
 }
