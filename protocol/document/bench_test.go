@@ -137,6 +137,15 @@ func BenchmarkApply(b *testing.B) {
 		}
 		run(b, commits)
 	})
+	// One field edit a commit, what an editor sends as someone types.
+	b.Run("one-edit", func(b *testing.B) {
+		var commits []commit.Commit
+		for r := 0; r < 64; r++ {
+			it := bigID(10 + 2*(r%items))
+			commits = append(commits, commit.Commit{Deltas: []commit.Delta{{Op: commit.Replace, ID: it, Ref: commit.ObjectKey(fmt.Sprintf("f%02d", r%16)), Value: commit.TextValue("edited text")}}})
+		}
+		run(b, commits)
+	})
 	// Array inserts then their removal: the key set changes every commit.
 	b.Run("insert-remove", func(b *testing.B) {
 		var ins, del []commit.Delta
