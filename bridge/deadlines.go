@@ -2,8 +2,9 @@ package bridge
 
 import (
 	"container/heap"
-	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"time"
+
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
 
 // deadlines holds every ask that is assigned to a stream, earliest
