@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/weftgate/weftgate/gateway"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
@@ -64,7 +65,9 @@ func (s *Server) loadResult(a *v1.Answer) (gateway.Loaded, bool, error) {
 	}
 	root, state, err := stateFromProto(k.Load.State, s.cfg.CommitLimits)
 	if err != nil {
-		return gateway.Loaded{}, false, err
+		// Not the state's own reason: a peer whose open this declines
+		// sent nothing wrong.
+		return gateway.Loaded{}, false, fmt.Errorf("%w: its state: %v", errLoadFailed, err)
 	}
 	return gateway.Loaded{Root: root, State: state, Cursor: k.Load.Cursor}, true, nil
 }

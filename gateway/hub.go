@@ -371,11 +371,11 @@ func (h *hub) withLoaded(fn func(error)) {
 func (h *hub) backendLoaded(doc Loaded, found bool, err error) {
 	h.loadAsked = true
 	if found && err == nil && h.doc == nil {
-		if err = h.adopt(doc); err != nil {
-			err = fmt.Errorf("the backend's document could not be taken: %w", err)
+		if aerr := h.adopt(doc); aerr != nil {
+			h.srv.log.Warn("backend load refused", "document", h.name, "err", aerr)
+			err = protocol.Errorf(ReasonStoreUnavailable, "the backend's document could not be taken; retry later")
 		}
-	}
-	if err != nil {
+	} else if err != nil {
 		h.srv.log.Warn("backend load", "document", h.name, "err", err)
 		if protocol.ReasonOf(err) == "" {
 			err = protocol.Errorf(ReasonStoreUnavailable, "the backend could not load the document; retry later")

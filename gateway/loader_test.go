@@ -188,3 +188,16 @@ func TestFailedOrEmptyLoadIsAskedAgain(t *testing.T) {
 		t.Fatalf("the loader was asked %d times, want 4 (once per attempt)", n)
 	}
 }
+
+// A backend's document that cannot be taken (its state does not decode)
+// declines the open with store-unavailable, not the state's own reason:
+// the peer sent nothing wrong.
+func TestUnreadableLoadDeclinesWithStoreUnavailable(t *testing.T) {
+	doc, _ := backendDoc(t, 1)
+	doc.State = []byte{0xff, 0x00}
+	ts := startGateway(t, gateway.Config{Authority: &scriptedLoader{answers: []loadAnswer{{doc: doc, found: true}}}})
+	_, err := dial(t, ts.url, peer.Options{}).Share(ctxT(t), "d", newDoc())
+	if r := protocol.ReasonOf(err); r != gateway.ReasonStoreUnavailable {
+		t.Fatalf("share when the backend's state is unreadable = %v, want %s", err, gateway.ReasonStoreUnavailable)
+	}
+}
