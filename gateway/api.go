@@ -53,10 +53,7 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 	res := make(chan error, 1)
 	done := func(err error) { res <- err }
 	if !h.postCtx(ctx, func() {
-		if h.loadErr != nil && len(h.members) == 0 {
-			h.load() // the store may be back; nobody holds the old replica
-		}
-		if h.loadErr != nil {
+		if !h.storeLoaded() {
 			done(errStoreFailed)
 			return
 		}

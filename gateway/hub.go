@@ -158,6 +158,15 @@ func (h *hub) load() {
 	}
 }
 
+// storeLoaded says whether the store load stands, retrying a failed one
+// when nobody holds the old replica (the store may be back).
+func (h *hub) storeLoaded() bool {
+	if h.loadErr != nil && len(h.members) == 0 {
+		h.load()
+	}
+	return h.loadErr == nil
+}
+
 func (h *hub) loadFrom(ctx context.Context) error {
 	snap, tail, err := h.srv.store.Load(ctx, h.name)
 	if errors.Is(err, store.ErrUnknownDocument) {
@@ -239,10 +248,7 @@ func (h *hub) drain() {
 
 // open handles a peer's open for this document on connection c.
 func (h *hub) open(c *conn, peerRoot *frame.Root, want bool) {
-	if h.loadErr != nil && len(h.members) == 0 {
-		h.load() // the store may be back; nobody holds the old replica
-	}
-	if h.loadErr != nil {
+	if !h.storeLoaded() {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
 		return
 	}
