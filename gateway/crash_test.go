@@ -114,7 +114,7 @@ type subEvent struct {
 
 // subscribe follows doc from cursor after over gRPC until the stream ends
 // (the gateway is killed), sending each commit to out.
-func subscribe(ctx context.Context, client v1.GatewayServiceClient, doc string, after uint64, out chan<- subEvent) error {
+func subscribe(ctx context.Context, client v1.GatewayServiceClient, doc string, after uint64, out *subLog) error {
 	s, err := client.Subscribe(ctx, &v1.SubscribeRequest{
 		Target: &v1.SubscribeRequest_Document{Document: doc},
 		Resume: map[string]uint64{doc: after},
@@ -130,11 +130,49 @@ func subscribe(ctx context.Context, client v1.GatewayServiceClient, doc string, 
 		switch {
 		case m.GetCommit() != nil:
 			e := m.GetCommit()
-			out <- subEvent{cursor: e.GetCursor(), commit: e.GetCommit().GetEncoded()}
+			out.add(doc, subEvent{cursor: e.GetCursor(), commit: e.GetCommit().GetEncoded()})
 		case m.GetSnapshot() != nil:
 			return fmt.Errorf("a snapshot at %d, where every commit is retained", m.GetSnapshot().GetCursor())
 		}
 	}
+}
+
+// subLog holds what the subscriptions were sent. It has no bound: after a
+// kill, gRPC can still hold far more received commits than any channel
+// buffer, and a stream must reach its end however many there are.
+type subLog struct {
+	mu     sync.Mutex
+	events map[string][]subEvent
+	n      int
+	more   chan struct{} // capacity 1: something was added
+}
+
+func newSubLog() *subLog {
+	return &subLog{events: map[string][]subEvent{}, more: make(chan struct{}, 1)}
+}
+
+func (l *subLog) add(doc string, e subEvent) {
+	l.mu.Lock()
+	l.events[doc] = append(l.events[doc], e)
+	l.n++
+	l.mu.Unlock()
+	select {
+	case l.more <- struct{}{}:
+	default:
+	}
+}
+
+func (l *subLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+// take returns each document's events, once every subscription has ended.
+func (l *subLog) take() map[string][]subEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.events
 }
 
 // storedRecords reads every record of doc from the store in dir, with the
@@ -215,15 +253,13 @@ func TestSIGKILLAtRandomPoints(t *testing.T) {
 		// The subscriber resumes each document from the last cursor it saw.
 		subCtx, subCancel := context.WithCancel(context.Background())
 		subDone := make(chan error, len(docs))
-		perDoc := map[string]chan subEvent{}
+		sub := newSubLog()
 		for _, doc := range docs {
-			ch := make(chan subEvent, 1<<14)
-			perDoc[doc] = ch
 			var after uint64
 			if s := seen[doc]; len(s) > 0 {
 				after = s[len(s)-1].cursor
 			}
-			go func() { subDone <- subscribe(subCtx, v1.NewGatewayServiceClient(cc), doc, after, ch) }()
+			go func() { subDone <- subscribe(subCtx, v1.NewGatewayServiceClient(cc), doc, after, sub) }()
 		}
 		// One watcher per document; after the first round each must get the
 		// stored state when it joins.
@@ -270,22 +306,17 @@ func TestSIGKILLAtRandomPoints(t *testing.T) {
 		// Kill once the subscriber has been sent a random number of commits
 		// this round, from none at all to a few hundred.
 		killAt := rng.IntN(400)
-		got := 0
-		merge := func(doc string, e subEvent) { seen[doc] = append(seen[doc], e); got++ }
 		timeout := time.After(20 * time.Second)
-		for got < killAt {
+		for sub.count() < killAt {
 			select {
-			case e := <-perDoc[docs[0]]:
-				merge(docs[0], e)
-			case e := <-perDoc[docs[1]]:
-				merge(docs[1], e)
+			case <-sub.more:
 			case <-timeout:
-				t.Fatalf("round %d: %d of %d commits reached the subscriber", round, got, killAt)
+				t.Fatalf("round %d: %d of %d commits reached the subscriber", round, sub.count(), killAt)
 			}
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		t.Logf("round %d: killed after %d subscribed commits", round, got)
+		t.Logf("round %d: killed after %d subscribed commits", round, killAt)
 		// What was already on its way still counts: drain every stream.
 		for range docs {
 			select {
@@ -299,15 +330,8 @@ func TestSIGKILLAtRandomPoints(t *testing.T) {
 		}
 		subCancel()
 		cc.Close()
-		for _, doc := range docs {
-			for drained := false; !drained; {
-				select {
-				case e := <-perDoc[doc]:
-					merge(doc, e)
-				default:
-					drained = true
-				}
-			}
+		for doc, evs := range sub.take() {
+			seen[doc] = append(seen[doc], evs...)
 		}
 		applied := map[string][][]byte{}
 		for _, doc := range docs {
