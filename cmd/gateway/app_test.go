@@ -352,3 +352,48 @@ func TestReadOnlyKeepsAccessControl(t *testing.T) {
 		t.Fatalf("fault %+v, want no-authority on topic 1", f)
 	}
 }
+
+// Profiles are served on the admin listener with -pprof, and nowhere
+// without it; never on the WebSocket listener.
+func TestProfilesOnlyOnTheAdminListener(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		args := []string{"-store", "memory", "-admin-addr", "127.0.0.1:0"}
+		if on {
+			args = append(args, "-pprof")
+		}
+		p, res, err := parseAndValidate(args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := newApp(p, res, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, admin := a.handlers()
+		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+			rec := httptest.NewRecorder()
+			ws.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			if rec.Code == http.StatusOK {
+				t.Errorf("pprof %v: the WebSocket listener served %s", on, path)
+			}
+			rec = httptest.NewRecorder()
+			admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			want := http.StatusNotFound
+			if on {
+				want = http.StatusOK
+			}
+			if rec.Code != want {
+				t.Errorf("pprof %v: admin listener, %s: status %d, want %d", on, path, rec.Code, want)
+			}
+			if on && !strings.Contains(rec.Body.String(), "goroutine") {
+				t.Errorf("admin listener, %s: no profile in %.200q", path, rec.Body.String())
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testDrain)
+		if err := a.gw.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		cancel()
+		a.store.Close()
+	}
+}

@@ -160,6 +160,7 @@ func TestSettings(t *testing.T) {
 		{name: "port out of range", env: map[string]string{"WEFTGATE_GRPC_ADDR": "127.0.0.1:70000"}, wantErr: []string{"-grpc-addr", "WEFTGATE_GRPC_ADDR", "65535"}},
 		{name: "empty address", args: []string{"-grpc-addr", ""}, wantErr: []string{"-grpc-addr", "required"}},
 		{name: "bad admin address", args: []string{"-admin-addr", "nope"}, wantErr: []string{"-admin-addr"}},
+		{name: "profiles without an admin listener", args: []string{"-pprof"}, wantErr: []string{"-pprof", "-admin-addr"}},
 		{name: "negative duration", args: []string{"-write-timeout", "-1s"}, wantErr: []string{"-write-timeout", "positive"}},
 		{name: "zero duration", args: []string{"-drain-timeout", "0s"}, wantErr: []string{"-drain-timeout", "positive"}},
 		{name: "negative ping interval", args: []string{"-ping-interval", "-5s"}, wantErr: []string{"-ping-interval", "negative"}},

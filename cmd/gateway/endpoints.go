@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -26,6 +27,16 @@ func (a *app) operatorRoutes(mux *http.ServeMux) {
 		MaxRequestsInFlight: maxScrapesInFlight,
 	}))
 	mux.HandleFunc("GET /status", a.status)
+}
+
+// profileRoutes adds Go's profiles under /debug/pprof/ (-pprof, admin
+// listener only).
+func profileRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // healthz answers 200 while the process serves HTTP at all.

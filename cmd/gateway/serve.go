@@ -120,6 +120,9 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	}
 	admin = http.NewServeMux()
 	a.operatorRoutes(admin)
+	if a.cfg.Pprof {
+		profileRoutes(admin)
+	}
 	return ws, admin
 }
 

@@ -19,6 +19,7 @@ type settings struct {
 	WSAddr    string
 	WSPaths   list
 	AdminAddr string
+	Pprof     bool
 	GRPCAddr  string
 	ReadyFile string
 
@@ -99,6 +100,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	s.WSPaths = list{"/", "/ws"}
 	fs.Var(&s.WSPaths, "ws-paths", "comma-separated URL `paths` that accept the aweft WebSocket")
 	str(&s.AdminAddr, "admin-addr", "", "`address` of a separate listener for /healthz, /readyz, /metrics and /status (empty: on the WebSocket listener)")
+	fs.BoolVar(&s.Pprof, "pprof", false, "serve Go's profiles at /debug/pprof/ on the admin listener (needs -admin-addr)")
 	str(&s.GRPCAddr, "grpc-addr", defaultGRPCAddr, "`address` of the gRPC listener for backends")
 	str(&s.ReadyFile, "ready-file", "", "`file` to write the bound addresses to (JSON) once listening")
 

@@ -44,6 +44,7 @@ func (p *parsed) validate() (*resolved, error) {
 	errs := []error{
 		check("ws-addr", checkAddr(s.WSAddr, false)),
 		check("admin-addr", checkAddr(s.AdminAddr, true)),
+		check("pprof", checkPprof(s.Pprof, s.AdminAddr)),
 		check("grpc-addr", checkAddr(s.GRPCAddr, false)),
 		check("ws-paths", checkPaths(s.WSPaths, s.AdminAddr == "")),
 		check("store", oneOf(s.Store, storeBolt, storeMemory)),
@@ -136,6 +137,16 @@ func firstOf(errs []error) error {
 		if e != nil {
 			return e
 		}
+	}
+	return nil
+}
+
+// checkPprof keeps profiles off the WebSocket listener: they show the
+// process's internals and can cost it seconds of CPU, so only a listener an
+// operator chose for that may serve them.
+func checkPprof(on bool, adminAddr string) error {
+	if on && adminAddr == "" {
+		return errors.New("needs -admin-addr: profiles are never served on the WebSocket listener")
 	}
 	return nil
 }
