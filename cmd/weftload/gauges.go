@@ -64,9 +64,20 @@ func scrape(ctx context.Context, at string) (gauges, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return gauges{}, fmt.Errorf("%s: %s", at, resp.Status)
+		return gauges{}, &statusError{url: at, code: resp.StatusCode}
 	}
 	return parseGauges(io.LimitReader(resp.Body, maxMetricsBytes))
+}
+
+// statusError is a metrics page that did not answer 200: with -admin-addr
+// the page is not beside -url, and -metrics must name it.
+type statusError struct {
+	url  string
+	code int
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s: HTTP %d (%s)", e.url, e.code, http.StatusText(e.code))
 }
 
 func parseGauges(r io.Reader) (gauges, error) {

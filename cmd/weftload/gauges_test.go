@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -36,5 +39,16 @@ func TestMetricsURL(t *testing.T) {
 		if got, err := metricsURL(in); err != nil || got != want {
 			t.Errorf("%s: %s %v, want %s", in, got, err, want)
 		}
+	}
+}
+
+// A metrics page that is not there (the gateway serves it on -admin-addr)
+// is an HTTP status, named, not an unknown failure.
+func TestScrapeNamesTheStatus(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	_, err := scrape(context.Background(), srv.URL+"/metrics")
+	if got := kindOf(err); got != "http-404" {
+		t.Fatalf("kind %q (%v), want http-404", got, err)
 	}
 }

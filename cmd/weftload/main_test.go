@@ -127,11 +127,12 @@ func TestLoopbackOnly(t *testing.T) {
 
 func TestKindOfIsCoarse(t *testing.T) {
 	for err, want := range map[error]string{
-		protocol.Errorf(protocol.NoDocument, "x"):               "no-document",
-		&peer.HandshakeError{StatusCode: 429}:                   "handshake-429",
-		fmt.Errorf("write tcp 1.2.3.4:5: %w", syscall.EPIPE):    "socket-broken pipe",
-		fmt.Errorf("dial: %w", context.DeadlineExceeded):        "timeout",
-		errors.New("something with an address 127.0.0.1:41234"): "other",
+		protocol.Errorf(protocol.NoDocument, "x"):                  "no-document",
+		&peer.HandshakeError{StatusCode: 429}:                      "handshake-429",
+		fmt.Errorf("write tcp 1.2.3.4:5: %w", syscall.EPIPE):       "socket-broken pipe",
+		fmt.Errorf("dial: %w", context.DeadlineExceeded):           "timeout",
+		errors.New("something with an address 127.0.0.1:41234"):    "other",
+		&statusError{url: "http://127.0.0.1:1/metrics", code: 404}: "http-404",
 	} {
 		if got := kindOf(err); got != want {
 			t.Errorf("%v: %q, want %q", err, got, want)

@@ -428,8 +428,11 @@ func kindOf(err error) string {
 		return string(r)
 	}
 	var he *peer.HandshakeError
+	var se *statusError
 	var errno syscall.Errno
 	switch {
+	case errors.As(err, &se):
+		return "http-" + strconv.Itoa(se.code)
 	case errors.As(err, &he):
 		return "handshake-" + strconv.Itoa(he.StatusCode)
 	case websocket.CloseStatus(err) != -1:
