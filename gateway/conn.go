@@ -14,6 +14,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/wsread"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -191,7 +192,7 @@ func (c *conn) readLoop() {
 		// No context: the socket's close ends the read (serve closes it
 		// before it cancels ioCtx), and coder/websocket arms an AfterFunc
 		// per read whose context can end.
-		typ, data, err := c.ws.Read(context.Background())
+		typ, data, err := wsread.Read(context.Background(), c.ws)
 		if err != nil {
 			status := websocket.CloseStatus(err)
 			switch {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/weftgate/weftgate/internal/wsread"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
 
@@ -17,7 +18,7 @@ import (
 func (p *Peer) read() {
 	defer p.io.Done()
 	for {
-		typ, b, err := p.conn.Read(context.Background())
+		typ, b, err := wsread.Read(context.Background(), p.conn)
 		if err != nil {
 			p.hand(input{end: err})
 			return

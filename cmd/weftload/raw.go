@@ -7,6 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/weftgate/weftgate/internal/wsread"
 	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -51,7 +52,7 @@ func dialRaw(ctx context.Context, url, name string) (*websocket.Conn, error) {
 }
 
 func readFrame(ctx context.Context, ws *websocket.Conn) (frame.Frame, error) {
-	_, m, err := ws.Read(ctx)
+	_, m, err := wsread.Read(ctx, ws)
 	if err != nil {
 		return frame.Frame{}, err
 	}

@@ -1,0 +1,147 @@
+package wsread
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// pair is a server and a client end of one WebSocket on 127.0.0.1.
+func pair(t testing.TB) (server, client *websocket.Conn) {
+	t.Helper()
+	accepted := make(chan *websocket.Conn, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		accepted <- c
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case server = <-accepted:
+	case <-ctx.Done():
+		t.Fatal("no connection accepted")
+	}
+	t.Cleanup(func() {
+		client.CloseNow()
+		server.CloseNow()
+	})
+	return server, client
+}
+
+func TestReadGivesEachMessageExactly(t *testing.T) {
+	server, client := pair(t)
+	server.SetReadLimit(1 << 20)
+	ctx := context.Background()
+	sizes := []int{0, 1, 60, 511, 512, 513, scratchBytes, scratchBytes + 1, 70 << 10, 3}
+	go func() {
+		for i, n := range sizes {
+			typ := websocket.MessageBinary
+			if i%2 == 1 {
+				typ = websocket.MessageText
+			}
+			if err := client.Write(ctx, typ, bytes.Repeat([]byte{byte('a' + i)}, n)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var got [][]byte
+	for i, n := range sizes {
+		typ, b, err := Read(ctx, server)
+		if err != nil {
+			t.Fatalf("message %d (%d bytes): %v", i, n, err)
+		}
+		want := websocket.MessageBinary
+		if i%2 == 1 {
+			want = websocket.MessageText
+		}
+		if typ != want {
+			t.Errorf("message %d: type %v, want %v", i, typ, want)
+		}
+		// Exactly its length, in the smallest size class that holds it
+		// (a little over its length), never a 512-byte start.
+		if len(b) != n || cap(b) > n+n/4+8 {
+			t.Errorf("message %d: len %d cap %d, want %d", i, len(b), cap(b), n)
+		}
+		if b == nil {
+			t.Errorf("message %d: nil slice", i)
+		}
+		got = append(got, b)
+	}
+	// Nothing read later overwrote an earlier message: none aliases the
+	// scratch buffer.
+	for i, b := range got {
+		if !bytes.Equal(b, bytes.Repeat([]byte{byte('a' + i)}, sizes[i])) {
+			t.Errorf("message %d changed after later reads", i)
+		}
+	}
+}
+
+// Past the read limit the error is the library's own, as with Conn.Read.
+func TestReadKeepsTheReadLimit(t *testing.T) {
+	server, client := pair(t)
+	server.SetReadLimit(1024)
+	ctx := context.Background()
+	go client.Write(ctx, websocket.MessageBinary, make([]byte, 4096))
+	_, _, err := Read(ctx, server)
+	if !errors.Is(err, websocket.ErrMessageTooBig) {
+		t.Fatalf("error %v, want ErrMessageTooBig", err)
+	}
+}
+
+// The allocation per small message, against Conn.Read's io.ReadAll:
+//
+//	go test -run '^$' -bench . -benchmem ./internal/wsread/
+func BenchmarkRead(b *testing.B) {
+	for _, size := range []int{60, 3000} {
+		for _, how := range []struct {
+			name string
+			read func(context.Context, *websocket.Conn) (websocket.MessageType, []byte, error)
+		}{
+			{"wsread", Read},
+			{"conn.Read", func(ctx context.Context, c *websocket.Conn) (websocket.MessageType, []byte, error) {
+				return c.Read(ctx)
+			}},
+		} {
+			b.Run(how.name+"/"+strconv.Itoa(size), func(b *testing.B) {
+				server, client := pair(b)
+				ctx := context.Background()
+				msg := make([]byte, size)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for range b.N {
+						if err := client.Write(ctx, websocket.MessageBinary, msg); err != nil {
+							return
+						}
+					}
+				}()
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				for range b.N {
+					if _, _, err := how.read(ctx, server); err != nil {
+						b.Fatal(err)
+					}
+				}
+				<-done
+			})
+		}
+	}
+}
