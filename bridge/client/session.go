@@ -59,7 +59,8 @@ type job struct {
 }
 
 type inflight struct {
-	cancel    context.CancelFunc // nil while queued
+	ctx       questionCtx // its handler's, once started
+	started   bool
 	withdrawn bool
 }
 
@@ -273,15 +274,18 @@ func (s *session) startLocked(w queued) {
 
 // jobLocked gives w its context and marks it running; s.mu is held.
 func (s *session) jobLocked(w queued) job {
-	var qctx context.Context
-	var cancel context.CancelFunc
-	if t := w.q.GetTimeout().AsDuration(); t > 0 && w.q.GetCall() == nil {
-		qctx, cancel = context.WithTimeout(s.ctx, t)
-	} else {
-		qctx, cancel = context.WithCancel(s.ctx)
+	f := s.active[w.q.GetId()] // queued questions have theirs
+	if f == nil {
+		f = &inflight{}
+		s.active[w.q.GetId()] = f
 	}
-	s.active[w.q.GetId()] = &inflight{cancel: cancel}
-	return job{w, qctx}
+	var timeout time.Duration
+	if w.q.GetCall() == nil {
+		timeout = w.q.GetTimeout().AsDuration()
+	}
+	f.ctx.start(s.ctx, timeout)
+	f.started = true
+	return job{w, &f.ctx}
 }
 
 // work runs handlers until the session ends: the job it was started with,
@@ -326,7 +330,7 @@ func (s *session) finish(id uint64, ans *v1.Answer) (next job, ok bool) {
 	}
 	s.mu.Unlock()
 	if f != nil {
-		f.cancel()
+		f.ctx.cancel(context.Canceled)
 	}
 	if f != nil && !f.withdrawn && ans != nil {
 		s.push(ans)
@@ -342,9 +346,9 @@ func (s *session) withdraw(ids []uint64) {
 		f := s.active[id]
 		switch {
 		case f == nil:
-		case f.cancel != nil: // running: its answer will not be sent
+		case f.started: // running: its answer will not be sent
 			f.withdrawn = true
-			f.cancel()
+			f.ctx.cancel(context.Canceled)
 		default: // queued: never started
 			delete(s.active, id)
 			queuedGone = true

@@ -1,0 +1,100 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// A handler's context ends at the question's deadline, whether the handler
+// waits on Done or only asks Err.
+func TestQuestionContextDeadline(t *testing.T) {
+	var waits questionCtx
+	waits.start(context.Background(), 20*time.Millisecond)
+	if d, ok := waits.Deadline(); !ok || time.Until(d) > 20*time.Millisecond {
+		t.Fatalf("deadline %v %v", d, ok)
+	}
+	if waits.Err() != nil {
+		t.Fatal("ended before its deadline")
+	}
+	select {
+	case <-waits.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done never closed after the deadline")
+	}
+	if !errors.Is(waits.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err %v, want DeadlineExceeded", waits.Err())
+	}
+
+	var asks questionCtx
+	asks.start(context.Background(), time.Nanosecond)
+	for asks.Err() == nil { // the clock alone ends it
+	}
+	if !errors.Is(asks.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err %v, want DeadlineExceeded", asks.Err())
+	}
+	if !closed(asks.Done()) {
+		t.Fatal("Done asked for after the deadline is not closed")
+	}
+}
+
+// Answered or withdrawn, it is canceled; a later Done is closed; the first
+// end wins.
+func TestQuestionContextCancel(t *testing.T) {
+	var c questionCtx
+	c.start(context.Background(), 0)
+	if _, ok := c.Deadline(); ok {
+		t.Fatal("a deadline without a timeout")
+	}
+	done := c.Done()
+	c.cancel(context.Canceled)
+	c.cancel(context.DeadlineExceeded)
+	if !closed(done) || !errors.Is(c.Err(), context.Canceled) {
+		t.Fatalf("after cancel: closed %v, Err %v", closed(done), c.Err())
+	}
+	if c.Done() != done {
+		t.Fatal("Done changed")
+	}
+	var late questionCtx
+	late.start(context.Background(), time.Hour)
+	late.cancel(context.Canceled)
+	if !closed(late.Done()) {
+		t.Fatal("Done asked for after cancel is not closed")
+	}
+}
+
+// The session's end ends it, asked for Done before or after, and its
+// values are the session's.
+func TestQuestionContextFollowsTheSession(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	var before, after questionCtx
+	before.start(parent, time.Hour)
+	after.start(parent, time.Hour)
+	if before.Value(key{}) != "v" {
+		t.Fatal("the session's value is lost")
+	}
+	done := before.Done()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done never closed after the session ended")
+	}
+	if !errors.Is(before.Err(), context.Canceled) || !errors.Is(after.Err(), context.Canceled) {
+		t.Fatalf("Err %v and %v, want Canceled", before.Err(), after.Err())
+	}
+	if !closed(after.Done()) {
+		t.Fatal("Done asked for after the session ended is not closed")
+	}
+}
