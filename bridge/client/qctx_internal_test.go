@@ -36,12 +36,19 @@ func TestQuestionContextDeadline(t *testing.T) {
 		t.Fatalf("Err %v, want DeadlineExceeded", waits.Err())
 	}
 
+	// The session's context is a cancelCtx; Cause must still say why this
+	// one ended.
+	session, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var asks questionCtx
-	asks.start(context.Background(), time.Nanosecond)
+	asks.start(session, time.Nanosecond)
 	for asks.Err() == nil { // the clock alone ends it
 	}
 	if !errors.Is(asks.Err(), context.DeadlineExceeded) {
 		t.Fatalf("Err %v, want DeadlineExceeded", asks.Err())
+	}
+	if cause := context.Cause(&asks); !errors.Is(cause, context.DeadlineExceeded) {
+		t.Fatalf("Cause %v, want DeadlineExceeded", cause)
 	}
 	if !closed(asks.Done()) {
 		t.Fatal("Done asked for after the deadline is not closed")
@@ -51,16 +58,18 @@ func TestQuestionContextDeadline(t *testing.T) {
 // Answered or withdrawn, it is canceled; a later Done is closed; the first
 // end wins.
 func TestQuestionContextCancel(t *testing.T) {
+	session, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var c questionCtx
-	c.start(context.Background(), 0)
+	c.start(session, 0)
 	if _, ok := c.Deadline(); ok {
 		t.Fatal("a deadline without a timeout")
 	}
 	done := c.Done()
 	c.cancel(context.Canceled)
 	c.cancel(context.DeadlineExceeded)
-	if !closed(done) || !errors.Is(c.Err(), context.Canceled) {
-		t.Fatalf("after cancel: closed %v, Err %v", closed(done), c.Err())
+	if !closed(done) || !errors.Is(c.Err(), context.Canceled) || !errors.Is(context.Cause(&c), context.Canceled) {
+		t.Fatalf("after cancel: closed %v, Err %v, Cause %v", closed(done), c.Err(), context.Cause(&c))
 	}
 	if c.Done() != done {
 		t.Fatal("Done changed")
@@ -73,17 +82,12 @@ func TestQuestionContextCancel(t *testing.T) {
 	}
 }
 
-// The session's end ends it, asked for Done before or after, and its
-// values are the session's.
+// The session's end ends it, asked for Done before or after.
 func TestQuestionContextFollowsTheSession(t *testing.T) {
-	type key struct{}
-	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	parent, cancel := context.WithCancel(context.Background())
 	var before, after questionCtx
 	before.start(parent, time.Hour)
 	after.start(parent, time.Hour)
-	if before.Value(key{}) != "v" {
-		t.Fatal("the session's value is lost")
-	}
 	done := before.Done()
 	cancel()
 	select {
@@ -96,5 +100,22 @@ func TestQuestionContextFollowsTheSession(t *testing.T) {
 	}
 	if !closed(after.Done()) {
 		t.Fatal("Done asked for after the session ended is not closed")
+	}
+}
+
+// A context derived from a handler's ends with it, as from any context.
+func TestQuestionContextChildren(t *testing.T) {
+	var c questionCtx
+	c.start(context.Background(), time.Hour)
+	child, cancel := context.WithTimeout(&c, time.Hour)
+	defer cancel()
+	c.cancel(context.Canceled)
+	select {
+	case <-child.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a child outlived its handler's context")
+	}
+	if !errors.Is(child.Err(), context.Canceled) {
+		t.Fatalf("child Err %v, want Canceled", child.Err())
 	}
 }
