@@ -3,7 +3,8 @@
 // every message with a 512-byte buffer and grows larger ones in steps, each
 // a fresh allocation and a copy: a small commit's message cost 512 bytes,
 // and the commit, which aliases it, kept them all alive. Here the message is
-// read into a pooled scratch buffer and copied out once.
+// read into a pooled 4 KiB scratch buffer and copied out once; a larger one
+// reads the rest in growing chunks, as io.ReadAll does.
 //
 // It holds no buffer while a read waits for a message, so an idle
 // connection costs nothing. It does not decode or interpret the message.

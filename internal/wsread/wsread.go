@@ -3,23 +3,20 @@ package wsread
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"sync"
 
 	"github.com/coder/websocket"
 )
 
-const (
-	// scratchBytes is a new scratch buffer's size: a batched commits frame
-	// of small edits fits.
-	scratchBytes = 4 << 10
-	// maxPooledBytes bounds the scratch buffers kept: one grown by a rare
-	// large message is dropped rather than held.
-	maxPooledBytes = 64 << 10
-)
+// scratchBytes is the pooled buffer's size: a batched commits frame of
+// small edits fits. A larger message reads its remainder in chunks and is
+// copied out once, as io.ReadAll does.
+const scratchBytes = 4 << 10
 
 var scratch = sync.Pool{New: func() any {
-	b := make([]byte, 0, scratchBytes)
+	b := make([]byte, scratchBytes)
 	return &b
 }}
 
@@ -31,34 +28,40 @@ func Read(ctx context.Context, c *websocket.Conn) (websocket.MessageType, []byte
 		return 0, nil, err
 	}
 	bp := scratch.Get().(*[]byte)
-	buf, err := readAll(r, (*bp)[:0])
-	var msg []byte
-	if err == nil {
-		msg = bytes.Clone(buf)
-	}
-	if cap(buf) <= maxPooledBytes {
-		*bp = buf[:0]
-		scratch.Put(bp)
-	}
-	if err != nil {
+	defer scratch.Put(bp)
+	buf := *bp
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return typ, bytes.Clone(buf[:n]), nil // the whole message fitted
+	case err != nil:
 		return 0, nil, err
 	}
-	return typ, msg, nil
+	return readRest(typ, r, buf)
 }
 
-// readAll appends r's bytes to buf until io.EOF.
-func readAll(r io.Reader, buf []byte) ([]byte, error) {
+// readRest reads a message larger than the scratch buffer, which holds its
+// first bytes, as io.ReadAll does: chunks of growing size, then one copy
+// into a slice of the message's size.
+func readRest(typ websocket.MessageType, r io.Reader, first []byte) (websocket.MessageType, []byte, error) {
+	chunks := [][]byte{first}
+	total, next := len(first), len(first)
 	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // let append pick the growth
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
+		next += next / 2
+		c := make([]byte, next)
+		n, err := io.ReadFull(r, c)
+		chunks = append(chunks, c[:n])
+		total += n
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
 		}
 		if err != nil {
-			return buf, err
+			return 0, nil, err
 		}
 	}
+	msg := make([]byte, 0, total)
+	for _, c := range chunks {
+		msg = append(msg, c...)
+	}
+	return typ, msg, nil
 }

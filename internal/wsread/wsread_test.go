@@ -47,9 +47,9 @@ func pair(t testing.TB) (server, client *websocket.Conn) {
 
 func TestReadGivesEachMessageExactly(t *testing.T) {
 	server, client := pair(t)
-	server.SetReadLimit(1 << 20)
+	server.SetReadLimit(4 << 20)
 	ctx := context.Background()
-	sizes := []int{0, 1, 60, 511, 512, 513, scratchBytes, scratchBytes + 1, 70 << 10, 3}
+	sizes := []int{0, 1, 60, 511, 512, 513, scratchBytes - 1, scratchBytes, scratchBytes + 1, 70 << 10, 1<<20 + 3, 3}
 	go func() {
 		for i, n := range sizes {
 			typ := websocket.MessageBinary
@@ -110,7 +110,7 @@ func TestReadKeepsTheReadLimit(t *testing.T) {
 //
 //	go test -run '^$' -bench . -benchmem ./internal/wsread/
 func BenchmarkRead(b *testing.B) {
-	for _, size := range []int{60, 3000} {
+	for _, size := range []int{60, 3000, 64 << 10, 1 << 20} {
 		for _, how := range []struct {
 			name string
 			read func(context.Context, *websocket.Conn) (websocket.MessageType, []byte, error)
@@ -122,6 +122,7 @@ func BenchmarkRead(b *testing.B) {
 		} {
 			b.Run(how.name+"/"+strconv.Itoa(size), func(b *testing.B) {
 				server, client := pair(b)
+				server.SetReadLimit(4 << 20)
 				ctx := context.Background()
 				msg := make([]byte, size)
 				done := make(chan struct{})
