@@ -38,9 +38,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // A peer that stops reading is ended with slow-consumer, while the others'
-// deliveries go on.
+// deliveries go on. The writer waits for the reading peer every 1 MiB, so
+// that only the stalled one can reach the 2 MiB queue bound; the write
+// timeout is long enough that a reading peer starved of CPU for a moment
+// (the race detector on 2 busy cores) is never taken for a stalled one.
 func TestSlowConsumerIsEnded(t *testing.T) {
-	ts := startGateway(t, gateway.Config{MaxPendingBytes: 2 << 20, WriteTimeout: 300 * time.Millisecond})
+	ts := startGateway(t, gateway.Config{MaxPendingBytes: 2 << 20, WriteTimeout: 2 * time.Second})
 	w := dial(t, ts.url, peer.Options{})
 	wd, err := w.Share(ctxT(t), "doc", newDoc())
 	if err != nil {
@@ -53,9 +56,16 @@ func TestSlowConsumerIsEnded(t *testing.T) {
 	}
 	slow := dialStalled(t, ts.url, "doc")
 	waitForLinks(t, ts.Server, "doc", 3)
-	const n = 600
-	flood(t, ts.Server, wd, n)
-	waitApplied(t, fd, n)
+	const n, step = 600, 32 // commits of 32 KiB: 1 MiB a step
+	big := strings.Repeat("x", 32<<10)
+	for i := 0; i < n; i += step {
+		for j := i; j < min(i+step, n); j++ {
+			if _, err := set(wd, key(0, j%10), commit.TextValue(big[:len(big)-j%7])); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitApplied(t, fd, min(step, n-i))
+	}
 	eventually(t, "slow-consumer", func() bool { return ts.Metrics().SlowConsumers.Load() == 1 })
 	waitForLinks(t, ts.Server, "doc", 2)
 	// Reading now, the slow peer finds its socket closed.
