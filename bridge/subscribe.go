@@ -403,7 +403,7 @@ func (sub *subscription) run(name string, mode followMode) {
 			var paths [][]string
 			if replica != nil {
 				paths = replica.Paths(c)
-				if _, err := replica.Apply(c); err != nil {
+				if err := replica.Update(c); err != nil {
 					replica = nil
 				}
 			}

@@ -190,7 +190,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 		for _, r := range tail {
 			c, err := commit.Decode(r.Commit)
 			if err == nil {
-				_, err = d.Apply(c)
+				err = d.Update(c)
 			}
 			if err != nil {
 				return fmt.Errorf("record %d of %q: %w", r.Cursor, h.name, err)
@@ -643,7 +643,7 @@ func (h *hub) apply(p *pendingCommit) {
 		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.cursor})
 		return
 	}
-	if _, err := h.doc.Apply(p.c); err != nil {
+	if err := h.doc.Update(p.c); err != nil {
 		h.settle(p, err)
 		return
 	}

@@ -148,7 +148,7 @@ func (p *Peer) commitArrived(d *Doc, seq uint64, b []byte) {
 		}
 	}
 	d.mu.Lock()
-	_, err = d.doc.Apply(c)
+	err = d.doc.Update(c)
 	d.mu.Unlock()
 	if err != nil {
 		var rf *document.Refusal

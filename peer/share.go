@@ -113,7 +113,7 @@ func (p *Peer) commit(d *Doc, deltas []commit.Delta) (uint64, error) {
 		}
 	}
 	d.mu.Lock()
-	_, rerr := d.doc.Apply(undo)
+	rerr := d.doc.Update(undo)
 	d.mu.Unlock()
 	if rerr != nil {
 		// An inverse that does not apply is a document defect; say both.

@@ -26,6 +26,11 @@ func (d *Document) Apply(c commit.Commit) (inverse commit.Commit, err error) {
 	return commit.Commit{Deltas: p.apply(true)}, nil
 }
 
+// Update is Apply for a caller that has no use for the inverse (a replica
+// taking the commits others made): the same checks and the same outcome,
+// without building the inverse.
+func (d *Document) Update(c commit.Commit) error { return d.apply(c) }
+
 // apply applies c without computing an inverse (Reconcile needs none).
 func (d *Document) apply(c commit.Commit) error {
 	p := &d.plan

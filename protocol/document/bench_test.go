@@ -137,14 +137,22 @@ func BenchmarkApply(b *testing.B) {
 		}
 		run(b, commits)
 	})
-	// One field edit a commit, what an editor sends as someone types.
-	b.Run("one-edit", func(b *testing.B) {
-		var commits []commit.Commit
-		for r := 0; r < 64; r++ {
-			it := bigID(10 + 2*(r%items))
-			commits = append(commits, commit.Commit{Deltas: []commit.Delta{{Op: commit.Replace, ID: it, Ref: commit.ObjectKey(fmt.Sprintf("f%02d", r%16)), Value: commit.TextValue("edited text")}}})
+	// One field edit a commit, what an editor sends as someone types; and
+	// the same through Update, as a replica takes others' edits.
+	var edits []commit.Commit
+	for r := 0; r < 64; r++ {
+		it := bigID(10 + 2*(r%items))
+		edits = append(edits, commit.Commit{Deltas: []commit.Delta{{Op: commit.Replace, ID: it, Ref: commit.ObjectKey(fmt.Sprintf("f%02d", r%16)), Value: commit.TextValue("edited text")}}})
+	}
+	b.Run("one-edit", func(b *testing.B) { run(b, edits) })
+	b.Run("one-edit-update", func(b *testing.B) {
+		d := bigDoc(b, items, 0)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := d.Update(edits[i%len(edits)]); err != nil {
+				b.Fatal(err)
+			}
 		}
-		run(b, commits)
 	})
 	// Array inserts then their removal: the key set changes every commit.
 	b.Run("insert-remove", func(b *testing.B) {

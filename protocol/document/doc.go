@@ -4,7 +4,8 @@
 // references form a tree under the root and aliases make it a graph.
 //
 // Apply validates a whole commit against the document, then applies all
-// of it or none, and returns its inverse. Snapshot writes the state as one
+// of it or none, and returns its inverse; Update does the same for a
+// replica that needs no inverse. Snapshot writes the state as one
 // commit of adds; Reconcile moves the document in place to a peer's state.
 // Path and Paths give the attach path of an observable or of each delta.
 // MarshalJSON and ParseJSON are the fixtures' JSON view. Limits bound what

@@ -15,9 +15,9 @@ import (
 
 // checkRound draws one commit for d and checks every property of applying it:
 // a refusal changes nothing; an accepted commit keeps the invariants, gives
-// the same document in any delta order, and its inverse restores every
-// slot; the snapshot rebuilds to itself; reconciling e to d's snapshot
-// makes them agree. It reports whether the commit was accepted.
+// the same document in any delta order and through Update, and its inverse
+// restores every slot; the snapshot rebuilds to itself; reconciling e to
+// d's snapshot makes them agree. It reports whether the commit was accepted.
 func checkRound(t testing.TB, d, e *Document, s source) bool {
 	t.Helper()
 	c := genCommit(s, d, 0)
@@ -31,20 +31,22 @@ func checkRound(t testing.TB, d, e *Document, s source) bool {
 		if dump(d) != beforeDump {
 			t.Fatalf("refused commit %v changed the document", c.Deltas)
 		}
-		// The same refusal in another order.
+		// The same refusal in another order, and from Update.
 		other := before.Clone()
-		_, err2 := other.Apply(reversed(c))
+		err2 := other.Update(reversed(c))
 		if err2 == nil || err2.Error() != err.Error() {
 			t.Fatalf("reversed commit: %v, first %v", err2, err)
 		}
 	} else {
 		checkInvariants(t, d)
+		// Another order, through Update (no inverse): the same document.
 		other := before.Clone()
-		if _, err := other.Apply(reversed(c)); err != nil {
+		if err := other.Update(reversed(c)); err != nil {
 			t.Fatalf("reversed commit refused: %v", err)
 		}
+		checkInvariants(t, other)
 		if dump(other) != dump(d) {
-			t.Fatalf("delta order changed the result")
+			t.Fatalf("delta order or Update changed the result")
 		}
 		undo := d.Clone()
 		if _, err := undo.Apply(inv); err != nil {
