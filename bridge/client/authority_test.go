@@ -395,3 +395,53 @@ func TestOtherQuestionKinds(t *testing.T) {
 		t.Fatalf("a non-JSON result got %v, want a Failure", got[9])
 	}
 }
+
+// With InlineAccept, Accept runs on the stream's receive loop: questions
+// are judged one after another, in the order asked, and each is answered;
+// a panic is a Failure, as on a goroutine of its own.
+func TestInlineAcceptJudgesInOrder(t *testing.T) {
+	g := newFake(t, "")
+	c := g.dial(t, g.options())
+	var running, returned atomic.Int32
+	var overlapped atomic.Bool
+	done := claimAsync(c, client.Prefix(""), client.Handlers{InlineAccept: true, Accept: func(ctx context.Context, q client.AcceptQuestion) ([]client.Reason, error) {
+		if running.Add(1) > 1 {
+			overlapped.Store(true)
+		}
+		defer running.Add(-1)
+		if want := int32(q.QuestionID - 1); returned.Load() != want {
+			t.Errorf("question %d judged after %d returned, want %d", q.QuestionID, returned.Load(), want)
+		}
+		defer returned.Add(1)
+		switch q.Document {
+		case "panics":
+			panic("boom")
+		case "refused":
+			return []client.Reason{{Code: "no"}}, nil
+		}
+		return nil, nil
+	}})
+	fs := g.stream(t)
+	fs.welcome(t, 1, nil)
+	cl := fs.grant(t)
+	wait(t, done, "claim")
+	cm := commit.Commit{Deltas: []commit.Delta{set("k", "v")}}
+	fs.ask(t, acceptQ(t, 1, cl.GetClaimId(), "a", cm), acceptQ(t, 2, cl.GetClaimId(), "refused", cm),
+		acceptQ(t, 3, cl.GetClaimId(), "panics", cm), acceptQ(t, 4, cl.GetClaimId(), "b", cm))
+	got := map[uint64]*v1.Answer{}
+	for _, a := range fs.answers(t, 4) {
+		got[a.GetQuestionId()] = a
+	}
+	if !got[1].GetAccept().GetAccepted() || !got[4].GetAccept().GetAccepted() {
+		t.Errorf("a and b: %v, %v, want accepted", got[1], got[4])
+	}
+	if r := got[2].GetAccept(); r == nil || r.GetAccepted() || len(r.GetReasons()) != 1 {
+		t.Errorf("refused: %v", got[2])
+	}
+	if got[3].GetFailure() == nil {
+		t.Errorf("the panic answered %v, want a Failure", got[3])
+	}
+	if overlapped.Load() {
+		t.Error("two inline Accepts ran at once")
+	}
+}

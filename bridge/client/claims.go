@@ -40,6 +40,12 @@ type Handlers struct {
 	// Timeout is how long the gateway waits for each answer before asking
 	// the next claimant; 0 is the gateway's default.
 	Timeout time.Duration
+	// InlineAccept runs Accept on the stream's receive loop instead of on a
+	// goroutine of its own: one hand-off less for every commit judged, for
+	// an Accept that never blocks (no I/O, no lock held for long). Such an
+	// Accept that does block holds up every question on the stream behind
+	// it, and MaxInFlight does not count it.
+	InlineAccept bool
 }
 
 func (h *Handlers) kinds() []v1.QuestionKind {

@@ -236,6 +236,10 @@ func (s *session) question(q *v1.Question) {
 		s.push(failure(q.GetId(), fmt.Sprintf("no claim %d on this stream", q.GetClaimId())))
 		return
 	}
+	if h.InlineAccept && q.GetAccept() != nil {
+		s.inline(h, q)
+		return
+	}
 	s.mu.Lock()
 	if _, dup := s.active[q.GetId()]; dup {
 		s.mu.Unlock()
@@ -254,6 +258,17 @@ func (s *session) question(q *v1.Question) {
 		return
 	}
 	s.mu.Unlock()
+}
+
+// inline answers q on the receive loop (Handlers.InlineAccept). Nothing
+// else is read from the stream meanwhile, so it cannot be withdrawn while it
+// runs, and a second ask of its id finds it answered.
+func (s *session) inline(h Handlers, q *v1.Question) {
+	ctx := &questionCtx{}
+	ctx.start(s.ctx, q.GetTimeout().AsDuration())
+	ans := s.answer(ctx, h, q)
+	ctx.cancel(context.Canceled)
+	s.push(ans)
 }
 
 // startLocked runs one handler; s.mu is held and running counts it.

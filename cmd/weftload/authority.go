@@ -24,7 +24,7 @@ type authority struct {
 }
 
 // startAuthority dials the gateway's gRPC address and claims the documents.
-func startAuthority(ctx context.Context, addr, token string) (*authority, error) {
+func startAuthority(ctx context.Context, addr, token string, inline bool) (*authority, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, addr, client.Options{Backend: "weftload", Token: token, MaxInFlight: authorityInFlight})
@@ -37,6 +37,7 @@ func startAuthority(ctx context.Context, addr, token string) (*authority, error)
 			a.verdicts.Add(1)
 			return nil, nil
 		},
+		InlineAccept: inline,
 	})
 	if err != nil {
 		c.Close()

@@ -14,7 +14,9 @@
 // -inprocess, where the peers are counted too) and errors by kind, as a
 // table or JSON, with a progress line a second on stderr. With -authority
 // an SDK backend (bridge/client) claims the documents and accepts every
-// commit, so each one pays a gRPC verdict.
+// commit, so each one pays a gRPC verdict; its Accept never blocks, so it
+// runs inline on the stream (client.Handlers.InlineAccept) unless
+// -inline-accept=false.
 //
 // It runs for -duration and exits by itself. It targets loopback only
 // unless -allow-remote is given: this workplace forbids load off the

@@ -22,6 +22,7 @@ func main() {
 	flag.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback -url or -grpc (this workplace forbids load off the machine)")
 	flag.StringVar(&o.metrics, "metrics", "", "the gateway's Prometheus page for heap, RSS and links (empty: /metrics beside -url; - for none)")
 	flag.BoolVar(&o.authority, "authority", false, "put an SDK backend in the loop that claims the documents and accepts every commit")
+	flag.BoolVar(&o.inlineAccept, "inline-accept", true, "the -authority's Accept runs on its stream's receive loop (client.Handlers.InlineAccept): it never blocks")
 	flag.StringVar(&o.grpc, "grpc", "127.0.0.1:9090", "the gateway's gRPC address for -authority")
 	flag.StringVar(&o.grpcToken, "grpc-token", os.Getenv("WEFTGATE_GRPC_TOKEN"), "bearer token for -grpc (default $WEFTGATE_GRPC_TOKEN)")
 	flag.IntVar(&o.peers, "peers", 100, "peers, one WebSocket each, spread over the documents")

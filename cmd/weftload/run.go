@@ -46,6 +46,7 @@ type options struct {
 	url, metrics, grpc, grpcToken string
 	inprocess, allowRemote        bool
 	authority, jsonOut            bool
+	inlineAccept                  bool // the authority's Handlers.InlineAccept
 	peers, docs, writers          int
 	size, window, dialers         int
 	rate                          float64
@@ -148,7 +149,7 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 
 	var auth *authority
 	if o.authority {
-		a, err := startAuthority(ctx, grpcAddr, o.grpcToken)
+		a, err := startAuthority(ctx, grpcAddr, o.grpcToken, o.inlineAccept)
 		if err != nil {
 			return nil, err
 		}
