@@ -17,9 +17,14 @@ import (
 // encoded view the SDK claims with; the SDK decodes each commit, runs the
 // handler and batches the answers back.
 func BenchmarkAcceptRoundTrip(b *testing.B) {
+	b.Run("goroutine", func(b *testing.B) { benchAccept(b, false) })
+	b.Run("inline", func(b *testing.B) { benchAccept(b, true) })
+}
+
+func benchAccept(b *testing.B, inline bool) {
 	g := newFake(b, "")
 	c := g.dial(b, g.options())
-	done := claimAsync(c, client.Prefix(""), client.Handlers{Accept: refuseAdmin})
+	done := claimAsync(c, client.Prefix(""), client.Handlers{Accept: refuseAdmin, InlineAccept: inline})
 	fs := g.stream(b)
 	fs.welcome(b, 1, nil)
 	cl := fs.grant(b)

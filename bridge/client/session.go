@@ -21,7 +21,8 @@ const (
 
 // session is one authority stream from its Welcome to its end. The receive
 // loop (authority.session's goroutine) alone reads the stream; sendLoop
-// alone writes it.
+// writes it, and so does the receive loop for the answers it judged inline,
+// each holding sendMu.
 type session struct {
 	a      *authority
 	stream grpc.BidiStreamingClient[v1.AuthorityRequest, v1.AuthorityResponse]
@@ -36,6 +37,10 @@ type session struct {
 
 	maxInFlight int
 	budget      int // bytes one request may hold
+
+	sendMu     sync.Mutex   // one stream.Send at a time
+	sendClosed bool         // half-closed: nothing more is sent
+	inlined    []*v1.Answer // the receive loop's, from the message it is on
 
 	mu        sync.Mutex
 	running   int
@@ -122,7 +127,7 @@ func (s *session) sendLoop() {
 				s.flush()
 				return
 			case m := <-s.out:
-				if s.stream.Send(m) != nil {
+				if s.send(m) != nil {
 					return // the receive loop learns the stream's status
 				}
 				continue
@@ -164,7 +169,43 @@ fill:
 		}
 	}
 	m := &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Answers{Answers: &v1.Answers{Answers: batch}}}
-	return carry, s.stream.Send(m) == nil
+	return carry, s.send(m) == nil
+}
+
+// send writes m unless the stream is half-closed.
+func (s *session) send(m *v1.AuthorityRequest) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.sendClosed {
+		return errStreamEnded
+	}
+	return s.stream.Send(m)
+}
+
+// sendInlined sends the answers judged inline from one Questions message,
+// as few messages as the budget allows, with no hand-off to sendLoop. A
+// failed send drops them: the receive loop learns the stream's status next.
+func (s *session) sendInlined() {
+	as := s.inlined
+	for len(as) > 0 {
+		n, size := 0, 0
+		for n < len(as) && n < MaxAnswersPerMessage {
+			k := as[n].SizeVT() + answerOverhead
+			if n > 0 && size+k > s.budget {
+				break
+			}
+			size += k
+			n++
+		}
+		m := &v1.AuthorityRequest{Message: &v1.AuthorityRequest_Answers{Answers: &v1.Answers{Answers: as[:n]}}}
+		if s.send(m) != nil {
+			break
+		}
+		as = as[n:]
+	}
+	// Not reused: a sent message may still be read (stats handlers may use
+	// it lazily, grpc.ClientStream.SendMsg says).
+	s.inlined = nil
 }
 
 // flush sends what was enqueued before a half-close (writes, releases,
@@ -173,7 +214,7 @@ func (s *session) flush() {
 	for {
 		select {
 		case m := <-s.out:
-			if s.stream.Send(m) != nil {
+			if s.send(m) != nil {
 				return
 			}
 			continue
@@ -188,7 +229,10 @@ func (s *session) flush() {
 			select {
 			case first = <-s.answers:
 			default:
+				s.sendMu.Lock()
+				s.sendClosed = true
 				s.stream.CloseSend()
+				s.sendMu.Unlock()
 				return
 			}
 		}
@@ -211,6 +255,7 @@ func (s *session) recvLoop() error {
 			for _, q := range k.Questions.GetQuestions() {
 				s.question(q)
 			}
+			s.sendInlined()
 		case *v1.AuthorityResponse_Withdrawn:
 			s.withdraw(k.Withdrawn.GetQuestionIds())
 		case *v1.AuthorityResponse_ClaimResult:
@@ -266,9 +311,11 @@ func (s *session) question(q *v1.Question) {
 func (s *session) inline(h Handlers, q *v1.Question) {
 	ctx := &questionCtx{}
 	ctx.start(s.ctx, q.GetTimeout().AsDuration())
-	ans := s.answer(ctx, h, q)
+	a := s.answer(ctx, h, q)
 	ctx.cancel(context.Canceled)
-	s.push(ans)
+	if a != nil {
+		s.inlined = append(s.inlined, s.fit(a))
+	}
 }
 
 // startLocked runs one handler; s.mu is held and running counts it.
@@ -380,10 +427,16 @@ func (s *session) push(a *v1.Answer) bool {
 	return s.pushCtx(s.ctx, a)
 }
 
-func (s *session) pushCtx(ctx context.Context, a *v1.Answer) bool {
+// fit turns an answer over the message bound into a Failure that says so.
+func (s *session) fit(a *v1.Answer) *v1.Answer {
 	if n := a.SizeVT() + answerOverhead; n > s.budget {
-		a = failure(a.GetQuestionId(), fmt.Sprintf("the answer is %d bytes, over the %d-byte message bound", n, s.budget))
+		return failure(a.GetQuestionId(), fmt.Sprintf("the answer is %d bytes, over the %d-byte message bound", n, s.budget))
 	}
+	return a
+}
+
+func (s *session) pushCtx(ctx context.Context, a *v1.Answer) bool {
+	a = s.fit(a)
 	select {
 	case s.answers <- a:
 		return true

@@ -120,3 +120,54 @@ func sizes(ms []*v1.AuthorityRequest) []int {
 	}
 	return out
 }
+
+// Answers judged inline leave straight from the receive loop, as few
+// messages as MaxAnswersPerMessage and the byte budget allow, each under
+// the budget, in order, none lost; an oversized one becomes a Failure;
+// after the half-close nothing more is sent.
+func TestInlineAnswersSplitByBytesAndCount(t *testing.T) {
+	big := func(id uint64) *v1.Answer {
+		return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("x", 300)}}}
+	}
+	budget := 1000
+	s, st := testSession(t, budget, 8)
+	for i := range 6 {
+		s.inlined = append(s.inlined, s.fit(big(uint64(i+1))))
+	}
+	s.inlined = append(s.inlined, s.fit(&v1.Answer{QuestionId: 7, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("y", 2000)}}}))
+	s.sendInlined()
+	n := uint64(0)
+	for _, m := range st.sent {
+		if size := proto.Size(m); size > budget {
+			t.Fatalf("a message of %d bytes, over the %d budget", size, budget)
+		}
+		for _, a := range m.GetAnswers().GetAnswers() {
+			n++
+			if a.GetQuestionId() != n {
+				t.Fatalf("answer %d is question %d", n, a.GetQuestionId())
+			}
+			if n == 7 && !strings.Contains(a.GetFailure().GetMessage(), "message bound") {
+				t.Fatalf("the oversized answer went as %v", a)
+			}
+		}
+	}
+	if n != 7 || len(st.sent) < 3 || len(s.inlined) != 0 {
+		t.Fatalf("%d answers in %d messages, %d left", n, len(st.sent), len(s.inlined))
+	}
+
+	s2, st2 := testSession(t, DefaultMaxMessageBytes, 8)
+	for i := range MaxAnswersPerMessage + 1 {
+		s2.inlined = append(s2.inlined, accepted(uint64(i+1)))
+	}
+	s2.sendInlined()
+	if len(st2.sent) != 2 || len(st2.sent[0].GetAnswers().GetAnswers()) != MaxAnswersPerMessage {
+		t.Fatalf("sent %v", sizes(st2.sent))
+	}
+	s2.halfClose()
+	s2.sendLoop()
+	s2.inlined = append(s2.inlined, accepted(999))
+	s2.sendInlined()
+	if len(st2.sent) != 2 || !st2.halfClosed {
+		t.Fatalf("after the half-close: %d messages, half-closed %v", len(st2.sent), st2.halfClosed)
+	}
+}
