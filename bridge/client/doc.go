@@ -12,8 +12,10 @@
 //     full jitter, reset by a Welcome) when it drops, re-claiming every
 //     claim in force.
 //   - Handlers run concurrently, at most Options.MaxInFlight at once (or the
-//     gateway's lower bound); answers go back by question id, batched. A handler that errors or panics
-//     answers with a Failure, so a backend bug fails closed.
+//     gateway's lower bound); answers go back by question id, batched. An
+//     Accept that never blocks may run on the stream's receive loop instead
+//     (Handlers.InlineAccept), one hand-off less a commit. A handler that
+//     errors or panics answers with a Failure, so a backend bug fails closed.
 //   - Commits reach handlers decoded from their exact bytes with
 //     protocol/commit, beside each delta's path from the gateway's typed
 //     view; a commit whose two forms disagree is answered with a Failure.
