@@ -3,7 +3,6 @@ package wsread
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"sync"
 
@@ -32,7 +31,7 @@ func Read(ctx context.Context, c *websocket.Conn) (websocket.MessageType, []byte
 	buf := *bp
 	n, err := io.ReadFull(r, buf)
 	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+	case ended(err):
 		return typ, bytes.Clone(buf[:n]), nil // the whole message fitted
 	case err != nil:
 		return 0, nil, err
@@ -52,7 +51,7 @@ func readRest(typ websocket.MessageType, r io.Reader, first []byte) (websocket.M
 		n, err := io.ReadFull(r, c)
 		chunks = append(chunks, c[:n])
 		total += n
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if ended(err) {
 			break
 		}
 		if err != nil {
@@ -65,3 +64,10 @@ func readRest(typ websocket.MessageType, r io.Reader, first []byte) (websocket.M
 	}
 	return typ, msg, nil
 }
+
+// ended reports whether err is the message's end: io.ReadFull's own EOF or
+// ErrUnexpectedEOF over the message reader's bare io.EOF. Compared by
+// identity: a connection cut inside a frame is an error that wraps
+// ErrUnexpectedEOF ("failed to read frame payload"), and it must not pass
+// for the end of a shorter message.
+func ended(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -143,6 +144,48 @@ func BenchmarkRead(b *testing.B) {
 				}
 				<-done
 			})
+		}
+	}
+}
+
+// A connection cut inside a message is an error, never a shorter message:
+// the frame says 100 bytes, 10 come, then the socket closes.
+func TestReadCutMessageIsAnError(t *testing.T) {
+	for _, size := range []int{100, scratchBytes + 100} {
+		accepted := make(chan *websocket.Conn, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			accepted <- c
+		}))
+		defer srv.Close()
+		var raw net.Conn
+		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			raw = c
+			return c, err
+		}}}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPClient: hc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.CloseNow()
+		server := <-accepted
+		defer server.CloseNow()
+		server.SetReadLimit(1 << 20)
+		// A masked binary frame of size bytes (16-bit length), then 10 of them.
+		hdr := []byte{0x82, 0x80 | 126, byte(size >> 8), byte(size), 1, 2, 3, 4}
+		if _, err := raw.Write(append(hdr, make([]byte, 10)...)); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		if _, b, err := Read(ctx, server); err == nil {
+			t.Fatalf("%d-byte frame cut after 10: read %d bytes and no error", size, len(b))
 		}
 	}
 }
