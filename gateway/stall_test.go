@@ -113,7 +113,7 @@ func TestStalledPeerDoesNotSlowOthers(t *testing.T) {
 	base := heap()
 	var busy, peak []uint64 // mid-phase heaps, unloaded and stalled, by round
 	start := time.Now()
-	for ; soak.Until(start, rounds, 3); rounds++ {
+	for ; soak.Until(start, rounds, 5); rounds++ {
 		for i := range stallPerPhase {
 			<-tick.C
 			send(false)
@@ -151,9 +151,11 @@ func TestStalledPeerDoesNotSlowOthers(t *testing.T) {
 
 	mu.Lock()
 	defer mu.Unlock()
-	// Each round's p99 of each kind, then the median over rounds: a
+	// Each round's p99 of each kind, then the median over five rounds: a
 	// stalled peer that slowed the others would do so in every round, while
-	// a hiccup of the shared host falls in one.
+	// a hiccup of the shared host falls in one or two (with three rounds, CI
+	// saw two hiccups land in stalled phases while other packages' tests
+	// shared its 2 cores).
 	var unP99, stP99 []time.Duration
 	t.Logf("%d rounds, %d commits of %d B to %d watchers", rounds, sent, stallValue, stallWatchers)
 	for r := range rounds {
