@@ -18,6 +18,12 @@ import (
 // pair is a server and a client end of one WebSocket on 127.0.0.1.
 func pair(t testing.TB) (server, client *websocket.Conn) {
 	t.Helper()
+	return pairVia(t, nil)
+}
+
+// pairVia is pair with the client's HTTP client (nil: the default).
+func pairVia(t testing.TB, hc *http.Client) (server, client *websocket.Conn) {
+	t.Helper()
 	accepted := make(chan *websocket.Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
@@ -30,7 +36,7 @@ func pair(t testing.TB) (server, client *websocket.Conn) {
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPClient: hc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,31 +158,14 @@ func BenchmarkRead(b *testing.B) {
 // the frame says 100 bytes, 10 come, then the socket closes.
 func TestReadCutMessageIsAnError(t *testing.T) {
 	for _, size := range []int{100, scratchBytes + 100} {
-		accepted := make(chan *websocket.Conn, 1)
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			c, err := websocket.Accept(w, r, nil)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			accepted <- c
-		}))
-		defer srv.Close()
 		var raw net.Conn
-		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		server, _ := pairVia(t, &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 			raw = c
 			return c, err
-		}}}
+		}}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), &websocket.DialOptions{HTTPClient: hc})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer client.CloseNow()
-		server := <-accepted
-		defer server.CloseNow()
 		server.SetReadLimit(1 << 20)
 		// A masked binary frame of size bytes (16-bit length), then 10 of them.
 		hdr := []byte{0x82, 0x80 | 126, byte(size >> 8), byte(size), 1, 2, 3, 4}
