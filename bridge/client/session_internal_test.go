@@ -69,14 +69,16 @@ func TestSendLoopBatches(t *testing.T) {
 	}
 }
 
+// bigAnswer is an answer of about 300 bytes.
+func bigAnswer(id uint64) *v1.Answer {
+	return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("x", 300)}}}
+}
+
 func TestSendLoopSplitsByBytes(t *testing.T) {
-	big := func(id uint64) *v1.Answer {
-		return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("x", 300)}}}
-	}
 	budget := 1000
 	s, st := testSession(t, budget, 8)
 	for i := range 6 {
-		s.answers <- big(uint64(i + 1))
+		s.answers <- bigAnswer(uint64(i + 1))
 	}
 	s.halfClose()
 	s.sendLoop()
@@ -126,13 +128,10 @@ func sizes(ms []*v1.AuthorityRequest) []int {
 // the budget, in order, none lost; an oversized one becomes a Failure;
 // after the half-close nothing more is sent.
 func TestInlineAnswersSplitByBytesAndCount(t *testing.T) {
-	big := func(id uint64) *v1.Answer {
-		return &v1.Answer{QuestionId: id, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("x", 300)}}}
-	}
 	budget := 1000
 	s, st := testSession(t, budget, 8)
 	for i := range 6 {
-		s.inlined = append(s.inlined, s.fit(big(uint64(i+1))))
+		s.inlined = append(s.inlined, s.fit(bigAnswer(uint64(i+1))))
 	}
 	s.inlined = append(s.inlined, s.fit(&v1.Answer{QuestionId: 7, Kind: &v1.Answer_Failure{Failure: &v1.Failure{Message: strings.Repeat("y", 2000)}}}))
 	s.sendInlined()
