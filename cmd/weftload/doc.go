@@ -18,6 +18,12 @@
 // runs inline on the stream (client.Handlers.InlineAccept) unless
 // -inline-accept=false.
 //
+// -watch raw and -write raw make watchers and writers bare sockets that
+// speak just enough of the link (open, commits, and reading what arrives)
+// and keep no replica, so the tool takes less of a host it shares with the
+// gateway; the gateway sees the same frames either way. Each document's
+// first member, which makes it, is always a full peer.
+//
 // It runs for -duration and exits by itself. It targets loopback only
 // unless -allow-remote is given: this workplace forbids load off the
 // machine, and load sent to someone else's gateway is an attack. It does

@@ -35,6 +35,7 @@ func main() {
 	flag.StringVar(&o.shape, "shape", shapeField, "commit shape: field, insert (into an array) or large")
 	flag.IntVar(&o.size, "size", 0, "bytes of text per commit (0: 16, or 64 KiB for large)")
 	flag.StringVar(&o.watch, "watch", watchPeer, "watchers: peer (a full aweft end with a replica) or raw (a bare socket that decodes frames and commits, so the tool costs the host less)")
+	flag.StringVar(&o.write, "write", watchPeer, "writers: peer (a full aweft end) or raw (a bare socket that sends encoded commits and decodes what arrives; each document's first writer, which makes it, stays a peer)")
 	flag.IntVar(&o.dialers, "dialers", 16, "peers connecting at once")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the result as JSON")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write a heap profile of this process (with -inprocess, the gateway's too) once the links have settled")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -75,6 +77,66 @@ func TestRunRawWatchers(t *testing.T) {
 	}
 }
 
+// Raw writers send commits the gateway applies and every other member
+// counts, beside the peer that made each document.
+func TestRunRawWriters(t *testing.T) {
+	for _, shape := range []string{shapeField, shapeInsert} {
+		t.Run(shape, func(t *testing.T) {
+			o := short(shape)
+			o.write, o.watch, o.rate = watchRaw, watchRaw, 0
+			res, err := run(context.Background(), o, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent < 100 || res.Refused != 0 || res.Delivered != res.Sent*3 || len(res.Errors) != 0 {
+				t.Fatalf("result %+v", res)
+			}
+		})
+	}
+}
+
+// A raw writer hears its refusal: counted, and its credit handed back.
+func TestRawWriterRefused(t *testing.T) {
+	_, url, _, stop, err := startInProcess(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx := context.Background()
+	p, err := peer.Dial(ctx, url, peer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	root := commit.NewID()
+	if _, err := p.Share(ctx, "refused", document.New(root, commit.Object, document.Limits{})); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := dialRaw(ctx, url, "refused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &member{ws: ws, credits: make(chan struct{}, 1)}
+	m.credits <- struct{}{}
+	s := newStats()
+	watched := make(chan struct{})
+	go func() { defer close(watched); s.watchRaw(m, []*member{m}) }()
+	// Replacing a key the root does not hold is refused at apply.
+	if err := m.commit([]commit.Delta{{Op: commit.Replace, ID: root, Ref: commit.ObjectKey("none"), Value: commit.TextValue("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m.credits <- struct{}{}: // the refusal handed the credit back
+	case <-time.After(10 * time.Second):
+		t.Fatal("no credit back after the refusal")
+	}
+	closeRaw(m)
+	<-watched
+	if s.refused.Load() != 1 || len(s.errorsCopy()) != 0 {
+		t.Fatalf("refused %d, errors %v", s.refused.Load(), s.errorsCopy())
+	}
+}
+
 // With an SDK backend in the loop every commit is judged by it.
 func TestRunWithAuthority(t *testing.T) {
 	o := short(shapeField)
@@ -99,6 +161,7 @@ func TestOptionsRefused(t *testing.T) {
 		"shape":                 func(o *options) { o.shape = "round" },
 		"window":                func(o *options) { o.window = 0 },
 		"watch":                 func(o *options) { o.watch = "stare" },
+		"write":                 func(o *options) { o.write = "scribble" },
 		"remote":                func(o *options) { o.inprocess, o.url = false, "ws://192.0.2.1/" },
 	} {
 		o := short(shapeField)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -13,11 +14,15 @@ import (
 	"github.com/weftgate/weftgate/protocol/frame"
 )
 
-// Watcher kinds (-watch).
+// Watcher and writer kinds (-watch, -write).
 const (
 	watchPeer = "peer" // a full aweft end: decode, check and apply to a replica
 	watchRaw  = "raw"  // a bare socket: decode frames and commits, keep nothing
 )
+
+// rawWriteTimeout bounds one write of a raw writer: a gateway that stops
+// reading ends that socket instead of hanging the run.
+const rawWriteTimeout = 30 * time.Second
 
 // rawTopic is the one topic a raw watcher opens.
 const rawTopic = 1
@@ -59,7 +64,37 @@ func readFrame(ctx context.Context, ws *websocket.Conn) (frame.Frame, error) {
 	return frame.Decode(m)
 }
 
-// watchRaw is observe for a raw watcher: it reads until the socket closes.
+// commit sends ds as m's next commit: through its peer, or for a raw
+// writer encoded as a one-commit frame on its topic, numbered from 1.
+func (m *member) commit(ds []commit.Delta) error {
+	if m.d != nil {
+		_, err := m.d.Commit(ds...)
+		return err
+	}
+	b, err := commit.Encode(commit.Commit{Deltas: ds})
+	if err != nil {
+		return err
+	}
+	m.seq++
+	if m.out, err = frame.Append(m.out[:0], frame.Frame{Kind: frame.Commits, Topic: rawTopic, First: m.seq, Commits: [][]byte{b}}); err != nil {
+		return err
+	}
+	// One timer a socket bounds each write, as in the gateway: a context
+	// that can end would cost coder/websocket a context.AfterFunc a write.
+	if m.guard == nil {
+		m.guard = time.AfterFunc(rawWriteTimeout, func() { m.ws.CloseNow() })
+	} else {
+		m.guard.Reset(rawWriteTimeout)
+	}
+	err = m.ws.Write(context.Background(), websocket.MessageBinary, m.out)
+	if !m.guard.Stop() && err == nil {
+		err = fmt.Errorf("a write took over %v", rawWriteTimeout)
+	}
+	return err
+}
+
+// watchRaw is observe for a raw watcher or writer: it reads until the
+// socket closes.
 func (s *stats) watchRaw(m *member, ms []*member) {
 	for {
 		f, err := readFrame(context.Background(), m.ws)
@@ -78,6 +113,15 @@ func (s *stats) watchRaw(m *member, ms []*member) {
 					continue
 				}
 				s.delivery(c, m, ms)
+			}
+		case frame.Refused:
+			// Only a raw writer sends, so only it hears refused.
+			s.refused.Add(1)
+			if m.credits != nil {
+				select {
+				case <-m.credits:
+				default:
+				}
 			}
 		case frame.Fault, frame.Leave:
 			s.failN("ended: "+string(f.Reason), 1)

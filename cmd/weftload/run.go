@@ -52,7 +52,7 @@ type options struct {
 	rate                          float64
 	duration, settle              time.Duration
 	memprofile                    string // heap profile written once links settle
-	shape, watch                  string
+	shape, watch, write           string
 }
 
 func (o *options) check() error {
@@ -76,6 +76,13 @@ func (o *options) check() error {
 	default:
 		return fmt.Errorf("-watch %q: want peer or raw", o.watch)
 	}
+	switch o.write {
+	case "":
+		o.write = watchPeer
+	case watchPeer, watchRaw:
+	default:
+		return fmt.Errorf("-write %q: want peer or raw", o.write)
+	}
 	if o.size == 0 {
 		o.size = defaultSize
 		if o.shape == shapeLarge {
@@ -87,11 +94,16 @@ func (o *options) check() error {
 
 // member is one peer's share of one document.
 type member struct {
-	d       *peer.Doc       // a peer's; nil for a raw watcher
-	ws      *websocket.Conn // a raw watcher's
+	d       *peer.Doc       // a peer's; nil for a raw socket
+	ws      *websocket.Conn // a raw watcher's or writer's
 	closing atomic.Bool     // the raw socket is being closed by us
 	idx     int             // its place on the document: writers first
 	credits chan struct{}   // a writer's commits not yet seen by its observer
+
+	// A raw writer's, owned by its writing goroutine.
+	seq   uint64      // the last commit's sequence on the topic
+	out   []byte      // the frame being written
+	guard *time.Timer // ends a write that takes too long
 }
 
 // run drives one load run and measures it.
@@ -277,12 +289,17 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 		k := i % o.docs
 		name := names + strconv.Itoa(k)
 		m := &member{idx: i / o.docs}
-		if m.idx >= o.writers && o.watch == watchRaw {
+		writer := m.idx < o.writers
+		// The document's first member makes it, so it is always a peer.
+		if i >= o.docs && (!writer && o.watch == watchRaw || writer && o.write == watchRaw) {
 			ws, err := dialRaw(cctx, o.url, name)
 			if err != nil {
-				return nil, fmt.Errorf("raw watcher %d on %s: %w", i, name, err)
+				return nil, fmt.Errorf("raw member %d on %s: %w", i, name, err)
 			}
 			m.ws = ws
+			if writer {
+				m.credits = make(chan struct{}, o.window)
+			}
 			return m, nil
 		}
 		p, err := peer.Dial(cctx, o.url, popts)

@@ -81,7 +81,7 @@ func (s *stats) write(ctx context.Context, m *member, w *writerState, rate float
 		}
 		ds, err := w.next(time.Now())
 		if err == nil {
-			_, err = m.d.Commit(ds...)
+			err = m.commit(ds)
 		}
 		if err != nil {
 			s.fail("commit", err)
