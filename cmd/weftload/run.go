@@ -69,19 +69,14 @@ func (o *options) check() error {
 	default:
 		return fmt.Errorf("-shape %q: want field, insert or large", o.shape)
 	}
-	switch o.watch {
-	case "":
-		o.watch = watchPeer
-	case watchPeer, watchRaw:
-	default:
-		return fmt.Errorf("-watch %q: want peer or raw", o.watch)
-	}
-	switch o.write {
-	case "":
-		o.write = watchPeer
-	case watchPeer, watchRaw:
-	default:
-		return fmt.Errorf("-write %q: want peer or raw", o.write)
+	for flag, kind := range map[string]*string{"-watch": &o.watch, "-write": &o.write} {
+		switch *kind {
+		case "":
+			*kind = watchPeer
+		case watchPeer, watchRaw:
+		default:
+			return fmt.Errorf("%s %q: want peer or raw", flag, *kind)
+		}
 	}
 	if o.size == 0 {
 		o.size = defaultSize
