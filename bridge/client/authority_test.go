@@ -428,10 +428,7 @@ func TestInlineAcceptJudgesInOrder(t *testing.T) {
 	cm := commit.Commit{Deltas: []commit.Delta{set("k", "v")}}
 	fs.ask(t, acceptQ(t, 1, cl.GetClaimId(), "a", cm), acceptQ(t, 2, cl.GetClaimId(), "refused", cm),
 		acceptQ(t, 3, cl.GetClaimId(), "panics", cm), acceptQ(t, 4, cl.GetClaimId(), "b", cm))
-	got := map[uint64]*v1.Answer{}
-	for _, a := range fs.answers(t, 4) {
-		got[a.GetQuestionId()] = a
-	}
+	got := byID(fs.answers(t, 4))
 	if !got[1].GetAccept().GetAccepted() || !got[4].GetAccept().GetAccepted() {
 		t.Errorf("a and b: %v, %v, want accepted", got[1], got[4])
 	}

@@ -7,6 +7,17 @@ import (
 	"time"
 )
 
+// closesSoon fails t unless ch closes within a bound far above any
+// deadline these tests set.
+func closesSoon(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+	}
+}
+
 func closed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
@@ -27,11 +38,7 @@ func TestQuestionContextDeadline(t *testing.T) {
 	if waits.Err() != nil {
 		t.Fatal("ended before its deadline")
 	}
-	select {
-	case <-waits.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("Done never closed after the deadline")
-	}
+	closesSoon(t, waits.Done(), "Done never closed after the deadline")
 	if !errors.Is(waits.Err(), context.DeadlineExceeded) {
 		t.Fatalf("Err %v, want DeadlineExceeded", waits.Err())
 	}
@@ -90,11 +97,7 @@ func TestQuestionContextFollowsTheSession(t *testing.T) {
 	after.start(parent, time.Hour)
 	done := before.Done()
 	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Done never closed after the session ended")
-	}
+	closesSoon(t, done, "Done never closed after the session ended")
 	if !errors.Is(before.Err(), context.Canceled) || !errors.Is(after.Err(), context.Canceled) {
 		t.Fatalf("Err %v and %v, want Canceled", before.Err(), after.Err())
 	}
@@ -110,11 +113,7 @@ func TestQuestionContextChildren(t *testing.T) {
 	child, cancel := context.WithTimeout(&c, time.Hour)
 	defer cancel()
 	c.cancel(context.Canceled)
-	select {
-	case <-child.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("a child outlived its handler's context")
-	}
+	closesSoon(t, child.Done(), "a child outlived its handler's context")
 	if !errors.Is(child.Err(), context.Canceled) {
 		t.Fatalf("child Err %v, want Canceled", child.Err())
 	}
