@@ -125,8 +125,7 @@ func (r *rawPeer) expectClosed() websocket.StatusCode {
 }
 
 // join opens name as topic with want, and returns the gateway's topic for
-// it and the state it answered with. Commits the gateway delivers before
-// the state are skipped: the state covers them.
+// it and the state it answered with, which must come before any commit.
 func (r *rawPeer) join(topic uint64, name string) (uint64, []byte) {
 	r.t.Helper()
 	ours, _, st := r.joinRoot(topic, name)
@@ -141,16 +140,11 @@ func (r *rawPeer) joinRoot(topic uint64, name string) (uint64, *frame.Root, []by
 		r.t.Fatalf("join %q: got %v topic %d %q (%s %s), want open", name, f.Kind, f.Topic, f.Name, f.Reason, f.Message)
 	}
 	ours, root := f.Topic, f.Root
-	for {
-		st := r.next()
-		if st.Kind == frame.Commits && st.Topic == ours {
-			continue
-		}
-		if st.Kind != frame.State || st.Topic != ours {
-			r.t.Fatalf("join %q: got %v topic %d, want state on %d", name, st.Kind, st.Topic, ours)
-		}
-		return ours, root, st.State
+	st := r.next()
+	if st.Kind != frame.State || st.Topic != ours {
+		r.t.Fatalf("join %q: got %v topic %d, want state on %d", name, st.Kind, st.Topic, ours)
 	}
+	return ours, root, st.State
 }
 
 // expectRefused reads the next frame and fails unless it refuses seq on

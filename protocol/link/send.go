@@ -9,9 +9,12 @@ import (
 
 // Send sends one commit on our topic and returns its sequence number. undo
 // is kept with it in the window for a refusal report. Before the topic is
-// live the commit is held, and dropped unsent if the peer then wants our
-// state, which covers it; its number stays used. The link keeps c and undo
-// without copying them.
+// live, and while the peer waits for our state, the commit is held: the
+// state covers it (the application's state includes every commit it sent
+// before SendState), so it is dropped unsent there, its number used. A
+// commit must never reach a peer before the state it asked for
+// (replication.md section 2; the aweft client refuses such commits). The
+// link keeps c and undo without copying them.
 func (l *Link) Send(topic uint64, c, undo []byte) (uint64, error) {
 	t, err := l.topic(topic)
 	if err != nil {
@@ -28,10 +31,14 @@ func (l *Link) Send(topic uint64, c, undo []byte) (uint64, error) {
 		return 0, protocol.Errorf(protocol.CommitTooLarge,
 			fmt.Sprintf("a %d-byte commit makes a %d-byte frame, over %d", len(c), n, l.cfg.MaxFrameBytes))
 	}
-	if !t.live {
+	if !t.live || t.answer != answerNone {
 		if len(t.queue) >= l.cfg.MaxQueued {
+			what := "to go live"
+			if t.live {
+				what = "for its state to be sent"
+			}
 			return 0, protocol.Errorf(protocol.TooManyPendingCommit,
-				fmt.Sprintf("%d commits already wait for topic %d to go live", l.cfg.MaxQueued, topic))
+				fmt.Sprintf("%d commits already wait for topic %d %s", l.cfg.MaxQueued, topic, what))
 		}
 		t.queue = append(t.queue, pending{seq, c, undo})
 	} else {
@@ -79,6 +86,7 @@ func (l *Link) SendState(topic uint64, state []byte) error {
 			fmt.Sprintf("a %d-byte state makes a %d-byte frame, over %d", len(state), n, l.cfg.MaxFrameBytes))
 	}
 	t.answer = answerNone
+	t.queue = nil // the state covers the commits held for it
 	l.send(frame.Frame{Kind: frame.State, Topic: topic, State: state})
 	return nil
 }

@@ -36,7 +36,7 @@ type topic struct {
 	want      want
 	answer    answer
 	seq       uint64    // the last sequence number we gave out
-	queue     []pending // commits sent before live
+	queue     []pending // commits sent before live or while our state is owed
 	window    window
 }
 
