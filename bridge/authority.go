@@ -48,6 +48,7 @@ func acceptQuestion(req *gateway.AcceptRequest, encoded bool) *v1.Question {
 		Cursor:   req.Cursor,
 		Origin:   originToProto(req.Origin.Kind, req.Origin.ID, req.Origin),
 		Commit:   c,
+		State:    req.State,
 	}
 	m.kind.Accept = &m.accept
 	m.q.Kind = &m.kind

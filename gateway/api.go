@@ -126,6 +126,7 @@ func (s *Server) Create(ctx context.Context, name string, root frame.Root) error
 				return
 			}
 			h.doc = document.New(root.ID, root.Kind, s.cfg.DocumentLimits)
+			h.stored, h.size = true, 0
 			done(nil)
 		default:
 			if id, kind := h.doc.Root(); id != root.ID || kind != root.Kind {
@@ -170,7 +171,7 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 				done(&CursorMismatch{Expected: *expect, Actual: h.cursor})
 				return
 			}
-			diff, err := h.doc.Reconcile(st)
+			diff, err := h.doc.Clone().Reconcile(st)
 			if err != nil || len(diff.Deltas) == 0 {
 				cur = h.cursor
 				done(err)
@@ -181,7 +182,11 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 				done(err)
 				return
 			}
-			h.landed(applied{rec: store.Record{Commit: b, Origin: origin.ID}, result: func(c uint64, err error) {
+			// A state that replaces content is a write: judged (as a
+			// state) and applied like a commit, and only at this cursor,
+			// so that nothing lands between the diff and its apply.
+			at := h.cursor
+			h.commit(&pendingCommit{origin: origin, c: diff, bytes: b, expect: &at, state: true, result: func(c uint64, err error) {
 				cur = c
 				if err == nil {
 					out = b
@@ -281,6 +286,11 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 			next = ev.Cursor + 1
 			continue
 		}
+		if errors.Is(err, store.ErrUnknownDocument) && s.held(ctx, h) {
+			// A new document is stored with its first commit: until then
+			// there is nothing to read, and the wake says when there is.
+			recs, err = nil, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -300,6 +310,20 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// held says whether h holds a document, stored or not yet.
+func (s *Server) held(ctx context.Context, h *hub) bool {
+	res := make(chan bool, 1)
+	if !h.postCtx(ctx, func() { res <- h.doc != nil }) {
+		return false
+	}
+	select {
+	case ok := <-res:
+		return ok
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -31,6 +31,9 @@ type AcceptRequest struct {
 	// Paths holds, for each delta, its attach path from the root (nil when
 	// the target is not reachable before the commit).
 	Paths [][]string
+	// State marks the commit that moves a document to a state: a creating
+	// peer's state, or a backend's replace. Refusing it refuses the state.
+	State bool
 }
 
 // Verdict answers an AcceptRequest. No reasons means accepted.

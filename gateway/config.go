@@ -76,6 +76,19 @@ type Config struct {
 	// MaxCommitBytes is at most MaxMessageBytes less a frame's overhead
 	// (the default), so every accepted commit can be delivered whole.
 	CommitLimits commit.Limits
+	// MaxDocumentBytes bounds a document's encoded state; a commit or
+	// state that would pass it is refused with document-too-large. It is at
+	// most MaxMessageBytes less a frame's overhead (the default), so every
+	// joiner can be sent the state in one message.
+	MaxDocumentBytes int
+	// StateTimeout bounds the wait for a creating peer's state; past it
+	// the creation is abandoned (state-timeout) and joiners are answered.
+	// 0 means 10s.
+	StateTimeout time.Duration
+	// MaxOpensPerSecond bounds the opens one link may make per second
+	// (with a burst of MaxTopicsPerLink); past it an open is answered with
+	// the fault too-many-opens. 0 means 100; negative turns it off.
+	MaxOpensPerSecond float64
 }
 
 // Defaults for zero Config fields, exported so a command line can show them.
@@ -93,6 +106,8 @@ const (
 	DefaultPingInterval          = 30 * time.Second
 	DefaultPingTimeout           = 15 * time.Second
 	DefaultIdleUnload            = time.Minute
+	DefaultStateTimeout          = 10 * time.Second
+	DefaultMaxOpensPerSecond     = 100
 	// DefaultMaxCommitBytes is the largest commit that fits, whole, in one
 	// frame of DefaultMaxMessageBytes.
 	DefaultMaxCommitBytes = DefaultMaxMessageBytes - frameOverhead
@@ -132,6 +147,13 @@ func (c Config) withDefaults() Config {
 	// is bounded by the message limit less a frame's overhead.
 	if lim := int(c.MaxMessageBytes) - frameOverhead; c.CommitLimits.MaxCommitBytes <= 0 || c.CommitLimits.MaxCommitBytes > lim {
 		c.CommitLimits.MaxCommitBytes = lim
+	}
+	if lim := int(c.MaxMessageBytes) - frameOverhead; c.MaxDocumentBytes <= 0 || c.MaxDocumentBytes > lim {
+		c.MaxDocumentBytes = lim
+	}
+	defDur(&c.StateTimeout, DefaultStateTimeout)
+	if c.MaxOpensPerSecond == 0 {
+		c.MaxOpensPerSecond = DefaultMaxOpensPerSecond
 	}
 	if len(c.Paths) == 0 {
 		c.Paths = []string{"/", "/ws"}

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
 
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
@@ -42,6 +43,7 @@ type conn struct {
 	frames  chan inbound      // reader to loop
 	credits chan struct{}     // commits frames waiting for verdicts
 	calls   *requests.Channel // the text request channel
+	opens   *rate.Limiter     // peer opens per second; nil when unbounded
 
 	mu     sync.Mutex
 	queue  []connMsg
@@ -343,12 +345,17 @@ func (c *conn) apply(m *connMsg) {
 		c.dropTopic(ts)
 	case msgState:
 		if ts.topic != 0 {
-			c.link.SendState(ts.topic, m.data)
+			if err := c.link.SendState(ts.topic, m.data); err != nil && !errors.Is(err, link.ErrNotWanted) {
+				// A state that cannot be sent (too large for one message)
+				// ends this topic with why, never silence or the link.
+				c.faultTopic(ts, ReasonDocumentTooLarge, err.Error())
+			}
 		}
 	case msgCommit:
 		if ts.topic != 0 {
 			if _, err := c.link.Send(ts.topic, m.data, nil); err != nil {
-				c.end(&endReason{fault: protocol.Reason(protocol.ReasonOf(err)), message: err.Error(), status: websocket.StatusPolicyViolation})
+				c.faultTopic(ts, protocol.ReasonOf(err), err.Error())
+				return
 			}
 			c.srv.metrics.delivered(1)
 		}
@@ -361,6 +368,16 @@ func (c *conn) apply(m *connMsg) {
 			c.link.Fault(ts.topic, m.reason, m.text)
 		}
 	}
+}
+
+// faultTopic ends one topic with a fault the peer can act on.
+func (c *conn) faultTopic(ts *topicState, r protocol.Reason, msg string) {
+	if r == "" {
+		r = ReasonInternal
+	}
+	c.srv.metrics.fault(string(r))
+	c.link.Fault(ts.topic, r, msg)
+	c.dropTopic(ts)
 }
 
 // events carries out what the link asks of the application.
@@ -399,6 +416,13 @@ func (c *conn) events(credit *frameCredit) {
 func (c *conn) peerOpened(e link.PeerOpened) {
 	if c.topics[e.Name] != nil {
 		return // the link pairs it with the share already under way
+	}
+	if c.opens != nil && !c.opens.Allow() {
+		// Each open may start a hub and a store read: a link that opens
+		// faster than any application does is told so, per name.
+		c.srv.metrics.fault(string(ReasonTooManyOpens))
+		c.link.DeclineWith(e.Name, ReasonTooManyOpens, "this link opens documents too fast; slow down")
+		return
 	}
 	if len(e.Name) == 0 || len(e.Name) > store.MaxNameBytes {
 		// Refused before any hub, store or log sees the name.

@@ -555,7 +555,8 @@ func (fc *frameCounter) wait(t *testing.T, what string, cond func(kinds map[fram
 // served, every other is answered fault too-many-topics on its own number,
 // the link itself carries on, and the gateway goes on serving other peers.
 func TestHundredThousandTopicsOnOneLink(t *testing.T) {
-	ts := startGateway(t, gateway.Config{})
+	// The creations never get their states; they must outlive the test.
+	ts := startGateway(t, gateway.Config{StateTimeout: time.Hour})
 	ws, _, err := websocket.Dial(ctxT(t), ts.url, nil)
 	if err != nil {
 		t.Fatal(err)

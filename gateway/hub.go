@@ -24,20 +24,34 @@ type hub struct {
 	inbox   chan func()
 	replies chan func()
 	done    chan struct{}
-	refs    int // guarded by srv.reg.mu
+	evict   chan struct{} // closed by the registry to drop an idle hub at its bound
+	refs    int           // guarded by srv.reg.mu
+	// idle says the hub had nothing in flight when its last reference
+	// went, so the registry may drop it at once; guarded by srv.reg.mu.
+	idle bool
+	quit bool // unloaded: run returns
 
 	loadErr error
 	doc     *document.Document
 	cursor  uint64 // last applied
 	durable uint64 // last made durable
 	snapAt  uint64 // cursor of the last stored snapshot
+	// stored says the store holds the document. A peer's new document is
+	// stored with its first landed commit, so a creation that is refused,
+	// or never gets its state, writes nothing.
+	stored bool
+	// size bounds the document's encoded state from above: exact when
+	// measured, plus the bytes of every commit since (a commit grows a
+	// state by at most its own size). Past MaxDocumentBytes it is measured.
+	size int
 
 	members map[*conn]*member
 	subs    map[*subscriber]struct{}
 
 	// creator is the member whose state will become this new document; state
 	// requests wait until it has arrived (notes section 12).
-	creator *member
+	creator      *member
+	creatorTimer *time.Timer
 
 	pending  []*pendingCommit // in arrival order, waiting for a verdict
 	inflight int
@@ -59,8 +73,23 @@ type hub struct {
 }
 
 type member struct {
-	c    *conn
-	want bool
+	c *conn
+	// owed: the peer asked for the state and has not been sent it yet.
+	// Nothing is delivered to it meanwhile; the state covers it.
+	owed bool
+	// state is the owed state, taken at cursor stateAt (nil with stateAt
+	// 0 and taken false until it is taken). It goes once stateAt is
+	// durable, so a state never holds a commit the store may lose, and a
+	// hub that is never idle still answers: it waits for one fsync, not
+	// for a moment with nothing in flight.
+	state   []byte
+	stateAt uint64
+	taken   bool
+	// after is the cursor the last state sent covers: commits up to it are
+	// never delivered to this member.
+	after uint64
+	// stateIn: a creator's state arrived (it is judged or applied).
+	stateIn bool
 }
 
 type pendingCommit struct {
@@ -75,6 +104,11 @@ type pendingCommit struct {
 	deadline time.Time                      // of its verdict, once asked
 	result   func(cursor uint64, err error) // backend writes: once durable or refused
 	expect   *uint64                        // compare-and-swap cursor for backend writes
+	// state marks a commit that moves the document to a state (a creator's,
+	// or a backend's ReplaceState): a write, judged like a commit and asked
+	// as a state (issue 19). creator is set for a creator's state.
+	state   bool
+	creator *member
 }
 
 type applied struct {
@@ -92,6 +126,7 @@ func newHub(s *Server, name string) *hub {
 		inbox:   make(chan func(), 1024),
 		replies: make(chan func(), 64),
 		done:    make(chan struct{}),
+		evict:   make(chan struct{}),
 		members: make(map[*conn]*member),
 		subs:    make(map[*subscriber]struct{}),
 	}
@@ -141,8 +176,18 @@ func (h *hub) run() {
 				h.unload()
 				return
 			}
+		case <-h.evict:
+			// The registry dropped us for a new document: nothing is in
+			// flight (see registry.evictIdle), and the store has every
+			// commit; a final snapshot would race the name's next hub.
+			h.stopCreatorTimer()
+			return
 		case <-h.srv.stopHubs:
 			h.drain()
+			return
+		}
+		if h.quit {
+			h.stopCreatorTimer()
 			return
 		}
 	}
@@ -203,6 +248,8 @@ func (h *hub) loadFrom(ctx context.Context) error {
 	}
 	h.doc = d
 	h.cursor, h.durable, h.snapAt = cursor, cursor, snap.Cursor
+	h.stored = true
+	h.size = len(h.snapshotBytes())
 	return nil
 }
 
@@ -212,9 +259,19 @@ func (h *hub) unloadable() bool {
 }
 
 // maybeIdle arms the idle timer once; a brief reference in between (a
-// status read) does not push the unload back.
+// status read) does not push the unload back. A hub that holds nothing the
+// store has (a name that was never there, a creation that never landed)
+// goes at once: a flood of such names must not fill MaxDocuments.
 func (h *hub) maybeIdle() {
-	if h.unloadable() && !h.idleArmed {
+	if !h.unloadable() {
+		return
+	}
+	if (h.doc == nil || !h.stored) && h.srv.reg.tryUnload(h) {
+		h.quit = true
+		return
+	}
+	h.srv.reg.markIdle(h)
+	if !h.idleArmed {
 		h.idleArmed = true
 		h.idleTimer.Reset(h.srv.cfg.IdleUnload)
 	}
@@ -222,7 +279,8 @@ func (h *hub) maybeIdle() {
 
 // unload stores a final snapshot when commits passed since the last one.
 func (h *hub) unload() {
-	if h.doc != nil && h.durable > h.snapAt {
+	h.stopCreatorTimer()
+	if h.doc != nil && h.stored && h.durable > h.snapAt {
 		h.writeSnapshot(true)
 	}
 }
@@ -313,7 +371,9 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 	}
 	if h.doc != nil {
 		root, kind := h.doc.Root()
-		h.members[c] = &member{c: c}
+		// A peer that asked for state is owed it from now: nothing is
+		// delivered to it until the state, which covers it, is sent.
+		h.members[c] = &member{c: c, owed: want}
 		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
 		return
 	}
@@ -328,17 +388,56 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: protocol.NoDocument})
 		return
 	}
-	// Mint the document from the peer's root and ask for its state.
-	if err := h.persistCreation(*peerRoot); err != nil {
-		h.srv.log.Error("create document", "document", h.name, "err", err)
-		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be created"})
-		return
-	}
+	// Mint the document from the peer's root and ask for its state. It is
+	// stored with its first landed commit (the state, once judged), so
+	// nothing is written for a creation that is refused or abandoned.
 	h.doc = document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits)
-	m := &member{c: c, want: true}
+	h.size = 0
+	m := &member{c: c}
 	h.members[c] = m
 	h.creator = m
+	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(func() { h.creatorLate(m) }) })
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
+}
+
+// creatorLate ends a creation whose state did not come within StateTimeout:
+// a peer must not hold a name, and every joiner of it, by never answering.
+func (h *hub) creatorLate(m *member) {
+	if h.creator != m || m.stateIn {
+		return
+	}
+	h.srv.metrics.fault(string(ReasonStateTimeout))
+	h.abandonCreation(ReasonStateTimeout, "the document's state did not arrive in time")
+}
+
+func (h *hub) stopCreatorTimer() {
+	if h.creatorTimer != nil {
+		h.creatorTimer.Stop()
+		h.creatorTimer = nil
+	}
+}
+
+// abandonCreation ends the creator's topic with reason. A document the
+// store does not hold yet is dropped, and its other members' topics end
+// with no-document (each may create or join it again).
+func (h *hub) abandonCreation(reason protocol.Reason, text string) {
+	m := h.creator
+	h.creator = nil
+	h.stopCreatorTimer()
+	if m != nil && h.members[m.c] == m {
+		delete(h.members, m.c)
+		m.c.post(connMsg{kind: msgEnd, name: h.name, reason: reason, text: text})
+	}
+	if !h.stored {
+		h.doc = nil
+		for c := range h.members {
+			c.post(connMsg{kind: msgEnd, name: h.name, reason: protocol.NoDocument, text: "the document's creation did not complete"})
+			delete(h.members, c)
+		}
+	} else {
+		h.retakeStates(false)
+	}
+	h.runWaiting()
 }
 
 // mayLoad says whether a backend Loader should be asked for the document
@@ -411,12 +510,16 @@ func (h *hub) adopt(doc Loaded) error {
 			return err
 		}
 	}
+	if len(state) > h.srv.cfg.MaxDocumentBytes {
+		return protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the backend's %d-byte document is over the %d-byte bound", len(state), h.srv.cfg.MaxDocumentBytes))
+	}
 	snap := store.Snapshot{Cursor: doc.Cursor, State: state, Root: root.ID, RootKind: uint8(root.Kind)}
 	if err := h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap); err != nil {
 		return err
 	}
 	h.doc = d
 	h.cursor, h.durable, h.snapAt = doc.Cursor, doc.Cursor, doc.Cursor
+	h.stored, h.size = true, len(state)
 	return nil
 }
 
@@ -435,23 +538,66 @@ func (h *hub) leave(c *conn) {
 		return
 	}
 	delete(h.members, c)
-	if h.creator == m {
-		h.creator = nil
-		h.runWaiting()
+	if h.creator == m && !m.stateIn {
+		h.abandonCreation(ReasonClosed, "")
 	}
 }
 
 // stateWanted answers a peer's want once everything applied is durable and
-// no initial state is outstanding.
+// no initial state is outstanding. Until it is sent the member is owed it
+// and hears no commits: the state covers them (replication.md section 2).
 func (h *hub) stateWanted(c *conn) {
-	if h.members[c] == nil {
+	m := h.members[c]
+	if m == nil {
 		return
 	}
-	h.whenSettled(func() {
-		if h.members[c] != nil {
-			c.post(connMsg{kind: msgState, name: h.name, data: h.snapshotBytes()})
+	if m.owed && m.taken {
+		return // the state under way answers this want too
+	}
+	m.owed = true
+	if h.creator == nil {
+		h.takeState(m)
+	}
+}
+
+// takeState takes m's owed state at the current cursor and sends it once
+// that cursor is durable. While a creator's state is outstanding it is not
+// taken: an empty state would wipe a client that holds the document (notes
+// section 12); creatorDone takes it once the creator's state has landed.
+func (h *hub) takeState(m *member) {
+	m.state, m.stateAt, m.taken = h.snapshotBytes(), h.cursor, true
+	h.sendDueStates()
+}
+
+// sendDueStates sends every taken state whose cursor is durable.
+func (h *hub) sendDueStates() {
+	for c, m := range h.members {
+		if m.owed && m.taken && m.stateAt <= h.durable {
+			c.post(connMsg{kind: msgState, name: h.name, data: m.state})
+			m.owed, m.taken, m.after, m.state = false, false, m.stateAt, nil
 		}
-	})
+	}
+}
+
+// creatorDone lets the wants that waited for the creator's state go.
+func (h *hub) creatorDone() {
+	h.creator = nil
+	h.stopCreatorTimer()
+	h.retakeStates(false)
+}
+
+// retakeStates takes the owed states not yet taken, or all of them (after
+// a store failure moved the cursor back under a taken one).
+func (h *hub) retakeStates(all bool) {
+	if h.doc == nil {
+		return
+	}
+	for _, m := range h.members {
+		if m.owed && (all || !m.taken) {
+			m.state, m.stateAt, m.taken = h.snapshotBytes(), h.cursor, true
+		}
+	}
+	h.sendDueStates()
 }
 
 // waiter is work that must see the replica equal to what is durable (and,
@@ -504,27 +650,33 @@ func (h *hub) snapshotBytes() []byte {
 	return b
 }
 
-// stateArrived applies the state the creator sent, as a landed commit.
+// stateArrived takes the state the creator sent. It makes the document's
+// content, so it is a write: the commit that moves the new document to it
+// is judged like any commit (marked as a state) and applied in order; the
+// creator's hold on joiners lasts until it has landed or was refused.
 func (h *hub) stateArrived(c *conn, st commit.Commit) {
 	m := h.members[c]
-	if m == nil || h.creator != m {
+	if m == nil || h.creator != m || m.stateIn {
 		return
 	}
-	h.creator = nil
-	diff, err := h.doc.Reconcile(st)
+	m.stateIn = true
+	h.stopCreatorTimer()
+	diff, err := h.doc.Clone().Reconcile(st)
 	if err != nil {
-		c.post(connMsg{kind: msgEnd, name: h.name, reason: protocol.ReasonOf(err), text: err.Error()})
+		h.abandonCreation(protocol.ReasonOf(err), err.Error())
+		return
+	}
+	if len(diff.Deltas) == 0 {
+		// An empty document: nothing to judge or store until a commit lands.
+		h.creatorDone()
 		h.runWaiting()
 		return
 	}
-	if len(diff.Deltas) > 0 {
-		b, err := commit.Encode(diff)
-		if err != nil {
-			panic(fmt.Sprintf("gateway: reconcile diff does not encode: %v", err))
-		}
-		h.landed(applied{rec: store.Record{Commit: b, Origin: c.origin.ID}, from: c})
+	b, err := commit.Encode(diff)
+	if err != nil {
+		panic(fmt.Sprintf("gateway: reconcile diff does not encode: %v", err))
 	}
-	h.runWaiting()
+	h.commit(&pendingCommit{origin: c.origin, from: c, c: diff, bytes: b, state: true, creator: m})
 }
 
 // --- commits ---------------------------------------------------------------
@@ -564,7 +716,7 @@ func (h *hub) askMore() {
 // judge asks the authority about p, refusing with authority-timeout when no
 // verdict comes within JudgeTimeout.
 func (h *hub) judge(p *pendingCommit) {
-	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: h.doc.Paths(p.c)}
+	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: h.doc.Paths(p.c), State: p.state}
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
 			reply(func() { h.verdict(p, v) })
@@ -643,11 +795,41 @@ func (h *hub) apply(p *pendingCommit) {
 		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.cursor})
 		return
 	}
-	if err := h.doc.Update(p.c); err != nil {
+	if err := h.update(p.c, len(p.bytes)); err != nil {
 		h.settle(p, err)
 		return
 	}
 	h.landed(applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, from: p.from, seq: p.seq, result: p.result, credit: p.credit})
+	if p.creator != nil && h.creator == p.creator {
+		h.creatorDone() // its state landed: joiners' states may be taken
+	}
+}
+
+// update applies c (n encoded bytes) unless the document's state would pass
+// MaxDocumentBytes: a state a joiner cannot receive in one message would
+// leave it with an open and then silence (issue 19).
+func (h *hub) update(c commit.Commit, n int) error {
+	max := h.srv.cfg.MaxDocumentBytes
+	if h.size+n <= max {
+		if err := h.doc.Update(c); err != nil {
+			return err
+		}
+		h.size += n
+		return nil
+	}
+	inv, err := h.doc.Apply(c)
+	if err != nil {
+		return err
+	}
+	size := len(h.snapshotBytes())
+	if size > max {
+		if err := h.doc.Update(inv); err != nil {
+			panic(fmt.Sprintf("gateway: the inverse of a commit does not apply to %q: %v", h.name, err))
+		}
+		return protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the commit would make the document %d bytes, over the %d-byte bound", size, max))
+	}
+	h.size = size
+	return nil
 }
 
 // landed gives an applied commit its cursor and queues it for the store.
@@ -673,8 +855,20 @@ func (h *hub) flush() {
 		recs[i] = a.rec
 	}
 	name, st, ctx := h.name, h.srv.store, h.srv.ctx
+	var create *store.Snapshot
+	if !h.stored {
+		root, kind := h.doc.Root()
+		create = &store.Snapshot{Cursor: batch[0].rec.Cursor - 1, Root: root, RootKind: uint8(kind)}
+	}
 	h.srv.track(func() {
-		err := st.Append(ctx, name, recs)
+		var err error
+		if create != nil {
+			// The new document's first landed commit stores it.
+			err = st.PutSnapshot(ctx, name, *create)
+		}
+		if err == nil {
+			err = st.Append(ctx, name, recs)
+		}
 		h.post(func() { h.appended(err) })
 	})
 }
@@ -687,6 +881,7 @@ func (h *hub) appended(err error) {
 		h.storeFailed(batch, err)
 		return
 	}
+	h.stored = true
 	h.madeDurable(batch)
 	if h.durable-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && len(h.unflushed) == 0 {
 		h.writeSnapshot(false)
@@ -700,6 +895,7 @@ func (h *hub) appended(err error) {
 func (h *hub) madeDurable(batch []applied) {
 	for _, a := range batch {
 		h.durable = a.rec.Cursor
+		h.sendDueStates() // before a: a state taken at a covers it
 		h.deliver(a)
 		if a.result != nil {
 			a.result(a.rec.Cursor, nil)
@@ -727,6 +923,25 @@ func (h *hub) storeFailed(batch []applied, err error) {
 	h.unflushed = nil
 	h.doc, h.loadErr = nil, nil
 	h.load()
+	if h.loadErr == nil && h.doc == nil {
+		// A new document whose creation did not reach the store: nobody
+		// saw anything of it applied, so each member starts again.
+		h.creator = nil
+		h.stopCreatorTimer()
+		h.cursor, h.durable, h.snapAt = 0, 0, 0
+		for _, a := range batch {
+			h.refuseApplied(a, e)
+		}
+		for _, a := range later {
+			h.refuseApplied(a, e)
+		}
+		for c := range h.members {
+			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be stored; open it again"})
+			delete(h.members, c)
+		}
+		h.runWaiting()
+		return
+	}
 	if h.loadErr != nil {
 		h.srv.log.Error("reload after store failure", "document", h.name, "err", h.loadErr)
 		unknown := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not tell whether the commit was stored; open the document again")
@@ -756,6 +971,7 @@ func (h *hub) storeFailed(batch []applied, err error) {
 	for _, a := range later {
 		h.refuseApplied(a, e)
 	}
+	h.retakeStates(true) // a taken state may hold commits the store refused
 	if len(landed) > 0 {
 		h.srv.log.Warn("a failed append had landed", "document", h.name, "commits", len(landed))
 		h.madeDurable(landed)
@@ -778,17 +994,25 @@ func (h *hub) refuseApplied(a applied, err error) {
 // deliver sends a durable commit to every member but its origin, and to
 // every subscriber.
 func (h *hub) deliver(a applied) {
-	for c := range h.members {
-		if c == a.from {
+	for c, m := range h.members {
+		if c == a.from || m.owed || a.rec.Cursor <= m.after {
 			continue
 		}
 		c.post(connMsg{kind: msgCommit, name: h.name, data: a.rec.Commit})
 	}
 }
 
-// settle ends a commit that will not land: the origin link hears refused.
+// settle ends a commit that will not land: the origin link hears refused;
+// a refused state ends the creation instead.
 func (h *hub) settle(p *pendingCommit, err error) {
 	h.srv.metrics.refused(err)
+	if p.creator != nil {
+		if h.creator == p.creator {
+			rs := reasonsOf(err)
+			h.abandonCreation(protocol.Reason(rs[0].Code), rs[0].Message)
+		}
+		return
+	}
 	if p.from != nil {
 		p.from.post(connMsg{kind: msgRefuse, name: h.name, seq: p.seq, reasons: reasonsOf(err)})
 	}

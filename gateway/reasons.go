@@ -28,4 +28,15 @@ const (
 	ReasonBadName protocol.Reason = "bad-name"
 	// ReasonInternal refuses a commit the gateway failed on; a defect.
 	ReasonInternal protocol.Reason = "internal"
+	// ReasonDocumentTooLarge refuses a commit, a state or a backend write
+	// that would make a document's state larger than MaxDocumentBytes (a
+	// joiner must receive it in one message), and faults a join whose state
+	// cannot be sent.
+	ReasonDocumentTooLarge protocol.Reason = "document-too-large"
+	// ReasonStateTimeout ends a creating peer's topic when its state did
+	// not arrive within StateTimeout; the document is not created.
+	ReasonStateTimeout protocol.Reason = "state-timeout"
+	// ReasonTooManyOpens answers an open past MaxOpensPerSecond on one
+	// link. Slow down.
+	ReasonTooManyOpens protocol.Reason = "too-many-opens"
 )

@@ -11,6 +11,7 @@ type registry struct {
 	hubs    map[string]*hub
 	closing bool
 	max     int // documents in memory at once
+	idle    int // hubs marked idle, so a full registry scans only when one is
 	start   func(name string) *hub
 }
 
@@ -24,14 +25,51 @@ func (r *registry) acquire(name string) *hub {
 	}
 	h := r.hubs[name]
 	if h == nil {
-		if len(r.hubs) >= r.max {
+		if len(r.hubs) >= r.max && !r.evictIdle() {
 			return nil
 		}
 		h = r.start(name)
 		r.hubs[name] = h
 	}
 	h.refs++
+	r.clearIdle(h)
 	return h
+}
+
+// evictIdle drops one hub that nobody holds and that had nothing in flight
+// when its last reference went (markIdle), so that documents nobody holds
+// make room at once when the gateway is at its bound. r.mu is held.
+func (r *registry) evictIdle() bool {
+	if r.idle == 0 {
+		return false
+	}
+	for name, h := range r.hubs {
+		if h.refs == 0 && h.idle {
+			r.clearIdle(h)
+			delete(r.hubs, name)
+			close(h.evict)
+			return true
+		}
+	}
+	return false
+}
+
+func (r *registry) clearIdle(h *hub) {
+	if h.idle {
+		h.idle = false
+		r.idle--
+	}
+}
+
+// markIdle records, on h's goroutine, that h has nothing in flight; it
+// holds only while nobody has taken a reference since (acquire clears it).
+func (r *registry) markIdle(h *hub) {
+	r.mu.Lock()
+	if h.refs == 0 && r.hubs[h.name] == h && !h.idle {
+		h.idle = true
+		r.idle++
+	}
+	r.mu.Unlock()
 }
 
 // release drops one reference; the hub is told when it reaches zero so it
@@ -53,6 +91,7 @@ func (r *registry) tryUnload(h *hub) bool {
 	if h.refs > 0 || r.hubs[h.name] != h {
 		return false
 	}
+	r.clearIdle(h)
 	delete(r.hubs, h.name)
 	return true
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"golang.org/x/time/rate"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -142,6 +143,9 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
 		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink, MaxFrameBytes: int(s.cfg.MaxMessageBytes)}),
 		topics:   map[string]*topicState{},
 		byTopic:  map[uint64]*topicState{},
+	}
+	if s.cfg.MaxOpensPerSecond > 0 {
+		c.opens = rate.NewLimiter(rate.Limit(s.cfg.MaxOpensPerSecond), s.cfg.MaxTopicsPerLink)
 	}
 	c.origin = Origin{Kind: "link", ID: c.id, Identity: id}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)

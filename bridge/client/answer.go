@@ -59,7 +59,7 @@ func (s *session) accept(ctx context.Context, h Handlers, asked Asked, q *v1.Acc
 		return nil, fmt.Errorf("unreadable commit: %w", err)
 	}
 	reasons, err := h.Accept(ctx, AcceptQuestion{Asked: asked, Document: q.GetDocument(), Cursor: q.GetCursor(),
-		Origin: originFrom(q.GetOrigin()), CommitView: view})
+		Origin: originFrom(q.GetOrigin()), State: q.GetState(), CommitView: view})
 	if err != nil {
 		return nil, err
 	}

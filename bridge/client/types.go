@@ -159,6 +159,10 @@ type AcceptQuestion struct {
 	// Cursor is the document's cursor when the question was asked.
 	Cursor uint64
 	Origin Origin
+	// State marks the commit that moves the document to a state: a peer's
+	// state for a document it creates, or a backend's replace. Refusing it
+	// refuses the creation or the replace.
+	State bool
 	CommitView
 }
 

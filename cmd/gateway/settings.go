@@ -64,6 +64,9 @@ type settings struct {
 	MaxSlots              int
 	MaxCommitBytes        int
 	MaxDeltas             int
+	MaxDocumentBytes      int
+	MaxOpensPerSecond     int
+	StateTimeout          time.Duration
 	JudgeTimeout          time.Duration
 	WriteTimeout          time.Duration
 	PingInterval          time.Duration
@@ -144,6 +147,9 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	num(&s.MaxSlots, "max-slots", document.DefaultMaxSlots, "slots one document may hold")
 	num(&s.MaxCommitBytes, "max-commit-bytes", gateway.DefaultMaxCommitBytes, "bytes of one commit a peer sends (commit-too-large beyond); at most max-message-bytes less 64, so it fits the frame that delivers it")
 	num(&s.MaxDeltas, "max-deltas", commit.DefaultMaxDeltas, "deltas in one commit a peer sends (too-many-deltas beyond)")
+	num(&s.MaxDocumentBytes, "max-document-bytes", gateway.DefaultMaxCommitBytes, "bytes of one document's encoded state (document-too-large beyond); at most max-message-bytes less 64, so a joiner receives it in one message")
+	num(&s.MaxOpensPerSecond, "max-opens-per-second", gateway.DefaultMaxOpensPerSecond, "documents one link may open per second, with a burst of max-topics-per-link (too-many-opens beyond; 0 turns the bound off)")
+	dur(&s.StateTimeout, "state-timeout", gateway.DefaultStateTimeout, "time a peer creating a document has to send its state before the creation is abandoned with state-timeout")
 	dur(&s.JudgeTimeout, "judge-timeout", 5*time.Second, "time the authority has for one verdict before the commit is refused with authority-timeout")
 	dur(&s.WriteTimeout, "write-timeout", 10*time.Second, "time one socket write may take")
 	dur(&s.PingInterval, "ping-interval", 30*time.Second, "how often an idle connection is pinged (0 turns pings off)")

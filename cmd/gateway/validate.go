@@ -68,6 +68,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"ping-interval", s.PingInterval, true},
 		{"ping-timeout", s.PingTimeout, false},
 		{"idle-unload", s.IdleUnload, false},
+		{"state-timeout", s.StateTimeout, false},
 		{"drain-timeout", s.DrainTimeout, false},
 	} {
 		errs = append(errs, check(d.name, positive(int64(d.v), d.zero)))
@@ -99,6 +100,8 @@ func (p *parsed) validate() (*resolved, error) {
 		{"max-slots", int64(s.MaxSlots), false},
 		{"max-commit-bytes", int64(s.MaxCommitBytes), false},
 		{"max-deltas", int64(s.MaxDeltas), false},
+		{"max-document-bytes", int64(s.MaxDocumentBytes), false},
+		{"max-opens-per-second", int64(s.MaxOpensPerSecond), true},
 		{"snapshot-every", int64(s.SnapshotEvery), false},
 	} {
 		errs = append(errs, check(n.name, positive(n.v, n.zero)))

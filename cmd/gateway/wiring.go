@@ -69,9 +69,15 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		Compression:           s.Compression,
 		DocumentLimits:        document.Limits{MaxObservables: s.MaxObservables, MaxSlots: s.MaxSlots},
 		CommitLimits:          commit.Limits{MaxCommitBytes: s.MaxCommitBytes, MaxDeltas: s.MaxDeltas},
+		MaxDocumentBytes:      s.MaxDocumentBytes,
+		StateTimeout:          s.StateTimeout,
+		MaxOpensPerSecond:     float64(s.MaxOpensPerSecond),
 	}
 	if c.PingInterval == 0 {
 		c.PingInterval = -1
+	}
+	if c.MaxOpensPerSecond == 0 {
+		c.MaxOpensPerSecond = -1 // the flag's 0 turns the bound off
 	}
 	return c
 }

@@ -443,7 +443,13 @@ type AcceptQuestion struct {
 	// Who made the commit: a peer, or a backend write from another stream.
 	Origin *Origin `protobuf:"bytes,3,opt,name=origin,proto3" json:"origin,omitempty"`
 	// The commit: its exact bytes, and the typed view with each delta's path.
-	Commit        *Commit `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
+	Commit *Commit `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
+	// True when the commit is a peer's state for a document it is creating
+	// (the gateway asked the creator for it): every add that makes the new
+	// document's content, judged like any commit. Refusing it refuses the
+	// creation: nothing is stored and the creator's topic ends with the
+	// reasons given.
+	State         bool `protobuf:"varint,5,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -504,6 +510,13 @@ func (x *AcceptQuestion) GetCommit() *Commit {
 		return x.Commit
 	}
 	return nil
+}
+
+func (x *AcceptQuestion) GetState() bool {
+	if x != nil {
+		return x.State
+	}
+	return false
 }
 
 // AcceptAnswer judges a commit.
@@ -1247,12 +1260,13 @@ const file_weftgate_v1_question_proto_rawDesc = "" +
 	"\afailure\x18\x10 \x01(\v2\x14.weftgate.v1.FailureH\x00R\afailureB\x06\n" +
 	"\x04kind\"#\n" +
 	"\aFailure\x12\x18\n" +
-	"\amessage\x18\x01 \x01(\tR\amessage\"\x9e\x01\n" +
+	"\amessage\x18\x01 \x01(\tR\amessage\"\xb4\x01\n" +
 	"\x0eAcceptQuestion\x12\x1a\n" +
 	"\bdocument\x18\x01 \x01(\tR\bdocument\x12\x16\n" +
 	"\x06cursor\x18\x02 \x01(\x04R\x06cursor\x12+\n" +
 	"\x06origin\x18\x03 \x01(\v2\x13.weftgate.v1.OriginR\x06origin\x12+\n" +
-	"\x06commit\x18\x04 \x01(\v2\x13.weftgate.v1.CommitR\x06commit\"Y\n" +
+	"\x06commit\x18\x04 \x01(\v2\x13.weftgate.v1.CommitR\x06commit\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\bR\x05state\"Y\n" +
 	"\fAcceptAnswer\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x12-\n" +
 	"\areasons\x18\x02 \x03(\v2\x13.weftgate.v1.ReasonR\areasons\"Q\n" +
