@@ -16,6 +16,7 @@
 // applied from a second link to the same document, which receives it as
 // every other member does (decision 017).
 //
-// It does not create documents, resolve conflicts, retry, or speak the
-// request channel; it holds one document for as long as it runs.
+// It creates a document only with -create, and then empty; it does not
+// resolve conflicts, retry, or speak the request channel, and it holds one
+// document for as long as it runs.
 package main

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/weftgate/weftgate/protocol/commit"
 )
 
 func main() {
@@ -38,6 +40,7 @@ type config struct {
 	Write   string
 	Timeout time.Duration
 	Header  http.Header
+	Create  *commit.Kind // nil: open only a document the gateway has
 }
 
 // headers is a repeatable -header 'Name: value'.
@@ -66,6 +69,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.Follow, "follow", false, "after the state, print each commit as one JSON line until interrupted")
 	fs.StringVar(&c.Write, "write", "", "write one commit, given as `JSON`: a delta, an array of deltas, or {\"deltas\": [...]}")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "bound on connecting, opening the document and a write's verdict")
+	create := fs.String("create", "", "when the gateway holds no such document, create it empty with a new root of `kind` (object, array or map)")
 	fs.Var(headers(c.Header), "header", "`Name: value` sent with the handshake (a session cookie, an Origin); repeatable")
 	// Flags may come before, between or after the two arguments.
 	var pos []string
@@ -95,6 +99,13 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.Name == "" {
 		return c, fail(codeBadName, exitUsage, "the document name is empty")
+	}
+	if *create != "" {
+		k, err := commit.ParseKind(*create)
+		if err != nil {
+			return c, fail(codeUsage, exitUsage, "-create %q: want object, array or map", *create)
+		}
+		c.Create = &k
 	}
 	return c, nil
 }

@@ -141,6 +141,38 @@ func TestReadPrintsTheState(t *testing.T) {
 	}
 }
 
+// -create makes an empty document only where there is none; its printed
+// root is what a later -write names.
+func TestCreate(t *testing.T) {
+	url, _ := startGateway(t)
+	code, out, errs := weftpeer(t, "-create", "map", url, "fresh")
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	d, err := document.ParseJSON([]byte(out), document.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, kind := d.Root()
+	if kind != commit.Map || len(d.Snapshot().Deltas) != 0 {
+		t.Fatalf("created %s", out)
+	}
+	key := commit.NewID()
+	w := fmt.Sprintf(`{"type":"add","id":%q,"ref":{"kind":"map","key":%q},"value":true}`, id, key)
+	if code, out, errs = weftpeer(t, "-write", w, url, "fresh"); code != exitOK {
+		t.Fatalf("writing into the created document: exit %d, stderr %q", code, errs)
+	}
+	// A second -create opens what is there.
+	code, again, _ := weftpeer(t, "-create", "object", url, "fresh")
+	if code != exitOK || again != out || !strings.Contains(again, key.String()) {
+		t.Fatalf("a second -create printed %q, want %q", again, out)
+	}
+	seed(t, url)
+	if code, out, _ := weftpeer(t, "-create", "object", url, "board"); code != exitOK || readState(t, out) != stateOf(t, set("title", commit.TextValue("plan"))) {
+		t.Fatalf("-create on an existing document: exit %d, %q", code, out)
+	}
+}
+
 func TestWriteAccepted(t *testing.T) {
 	url, _ := startGateway(t)
 	d := seed(t, url)
@@ -326,6 +358,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"ws://", "board"}, exitUsage, "weftpeer: bad-url: "},
 		{[]string{url, ""}, exitUsage, "weftpeer: bad-name: "},
 		{[]string{"-timeout", "0", url, "board"}, exitUsage, "weftpeer: usage: -timeout must be positive"},
+		{[]string{"-create", "list", url, "board"}, exitUsage, `weftpeer: usage: -create "list": want object, array or map`},
 		{[]string{"-header", "nocolon", url, "board"}, exitUsage, "invalid value"},
 		{[]string{"-write", "title=plan", url, "board"}, exitUsage, "weftpeer: bad-commit: -write: want a JSON delta"},
 		{[]string{"-write", `{"op":"add","id":"` + id + `"}`, url, "board"}, exitUsage, `weftpeer: bad-commit: -write: a delta names its operation "type"`},

@@ -74,6 +74,10 @@ func open(ctx context.Context, c config, opts peer.Options, doing string) (*peer
 		return nil, nil, fail(codeConnect, exitFailed, "%s: %v", c.URL, err)
 	}
 	d, err := p.Join(ctx, c.Name)
+	if c.Create != nil && protocol.ReasonOf(err) == protocol.NoDocument {
+		// Another creator may win the race: that is root-mismatch, named.
+		d, err = p.Share(ctx, c.Name, document.New(commit.NewID(), *c.Create, document.Limits{}))
+	}
 	if err != nil {
 		p.Close()
 		if ctx.Err() != nil {
@@ -102,6 +106,7 @@ func stopped(ctx context.Context, c config, doing string) error {
 // at d, the first link, as at every other member (the gateway sends no
 // word for an accepted commit).
 func writeOne(ctx context.Context, c config, opts peer.Options, d *peer.Doc, w commit.Commit) error {
+	c.Create = nil // the first link holds it now
 	q, wd, err := open(ctx, c, opts, "opening for the write")
 	if err != nil {
 		return err
