@@ -87,16 +87,16 @@ func TestQuickstartInReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile("quickstart_test.go")
+	src, err := os.ReadFile("example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	code := strings.TrimPrefix(string(src), "package client_test\n\n")
 	if code == string(src) {
-		t.Fatal("quickstart_test.go does not start with its package clause")
+		t.Fatal("example_test.go does not start with its package clause")
 	}
 	block := "```go\n" + code + "```\n"
 	if !bytes.Contains(readme, []byte(block)) {
-		t.Fatal("README.md has no ```go block equal to quickstart_test.go after its package clause; copy the file into the README")
+		t.Fatal("README.md has no ```go block equal to example_test.go after its package clause; copy the file into the README")
 	}
 }

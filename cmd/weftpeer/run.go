@@ -197,7 +197,9 @@ func follow(ctx context.Context, d *peer.Doc, covered int, missed uint64, out io
 	}
 }
 
+// ended names why d's events closed; Err is set once Done closes, just after.
 func ended(d *peer.Doc) error {
+	<-d.Done()
 	return fail(codeEnded, exitFailed, "%v", d.Err())
 }
 
