@@ -2,7 +2,8 @@
 // ws:// or wss:// URL, runs one protocol/link over the socket, and lets a Go
 // program share documents by name, join documents the other end holds, make
 // commits on them and watch what arrives. The gateway's tests, the load tool
-// and the command line use it as their browser.
+// (cmd/weftload) and the command-line peer (cmd/weftpeer) use it as their
+// browser.
 //
 // One goroutine (the loop) owns the link and every replica; a reader
 // goroutine decodes binary messages into frames and hands them to the loop;

@@ -90,8 +90,13 @@ func (d *Doc) Snapshot() commit.Commit {
 }
 
 // Read calls fn with the replica, which no commit changes while fn runs.
-// fn must not keep the document or change it, and must not call the Doc.
-// After the topic ended the replica stays as it last was.
+// The Applied and StateApplied events of every change fn sees are already
+// in Events (or counted by Missed), and later changes' events come after,
+// so len(d.Events()) taken inside fn counts the events the replica already
+// covers (and Missed those it dropped): a state printed from fn and the
+// events after those is gap-free and has no duplicate. fn must not keep the
+// document or change it, and must not call the Doc's methods other than
+// Events and Missed. After the topic ended the replica stays as it last was.
 func (d *Doc) Read(fn func(*document.Document)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -102,15 +102,13 @@ func (p *Peer) stateArrived(d *Doc, b []byte) {
 		doc = document.New(d.peerRoot.ID, d.peerRoot.Kind, p.opts.Limits)
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock() // the event goes out before Read sees the change (Doc.Read)
 	diff, err := doc.Reconcile(st)
-	if err == nil {
-		d.doc = doc
-	}
-	d.mu.Unlock()
 	if err != nil {
 		p.abandon(d, err)
 		return
 	}
+	d.doc = doc
 	if fresh {
 		p.ready(d)
 		return
@@ -149,6 +147,9 @@ func (p *Peer) commitArrived(d *Doc, seq uint64, b []byte) {
 	}
 	d.mu.Lock()
 	err = d.doc.Update(c)
+	if err == nil {
+		p.emit(d, Applied{Seq: seq, Commit: c}) // before Read sees it (Doc.Read)
+	}
 	d.mu.Unlock()
 	if err != nil {
 		var rf *document.Refusal
@@ -161,9 +162,7 @@ func (p *Peer) commitArrived(d *Doc, seq uint64, b []byte) {
 			return
 		}
 		p.refuse(d, seq, b, []frame.Reason{reasonOf(err)})
-		return
 	}
-	p.emit(d, Applied{Seq: seq, Commit: c})
 }
 
 func reasonOf(err error) frame.Reason {

@@ -783,3 +783,35 @@ func TestWriteTimeoutEndsTheLink(t *testing.T) {
 		t.Fatalf("ended by the backlog bound (%v), not the write timeout", p.Err())
 	}
 }
+
+// Inside Doc.Read, the replica holds exactly the commits whose events were
+// taken or are queued, while commits keep arriving: so a state printed from
+// Read and the events after those queued is every commit once, which is
+// what cmd/weftpeer -follow prints.
+func TestReadCountsCoveredEvents(t *testing.T) {
+	const n = 300
+	s := newScript(t)
+	_, e, d := s.join(t, peer.Options{EventBuffer: n})
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for i := 1; i <= n; i++ {
+			e.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: uint64(i),
+				Commits: [][]byte{encode(t, set(fmt.Sprint("k", i), commit.IntValue(int64(i))))}})
+		}
+	}()
+	for taken := 0; taken < n; taken++ {
+		var slots, queued int
+		d.Read(func(doc *document.Document) {
+			slots = len(doc.Snapshot().Deltas) // the title and one a commit
+			queued = len(d.Events())
+		})
+		if slots != 1+taken+queued {
+			t.Fatalf("the replica holds %d commits, with %d events taken and %d queued", slots-1, taken, queued)
+		}
+		if _, ok := next(t, d).(peer.Applied); !ok {
+			t.Fatal("an event other than Applied")
+		}
+	}
+	<-sent
+}

@@ -28,7 +28,7 @@ type local struct {
 	stop  func() error
 }
 
-// startLocal starts one; it needs no *testing.T, so examples can use it.
+// startLocal starts one without a *testing.T.
 func startLocal(bc bridge.Config, gc gateway.Config) (*local, error) {
 	b := bridge.New(bc)
 	gc.Authority, gc.Calls, gc.Admission.Identifier = b, b, b
