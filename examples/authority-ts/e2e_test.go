@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -54,31 +55,54 @@ func here(t *testing.T) string {
 	return filepath.Dir(file)
 }
 
-func run(t *testing.T, dir, name string, args ...string) {
-	t.Helper()
+func run(dir, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), buildGuard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
+	return nil
 }
 
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
 // buildAuthority installs the pinned packages if .ci/run has not, and
-// compiles the TypeScript, returning the entry point.
+// compiles the TypeScript (once per test binary), returning the directory.
 func buildAuthority(t *testing.T) string {
 	t.Helper()
 	dir := here(t)
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Fatalf("node is installed but npm is not: %v", err)
+	buildOnce.Do(func() {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			buildErr = fmt.Errorf("node is installed but npm is not: %v", err)
+			return
+		}
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
+			if buildErr = run(dir, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"); buildErr != nil {
+				return
+			}
+		}
+		buildErr = run(dir, npm, "run", "--silent", "build")
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err != nil {
-		run(t, dir, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	return dir
+}
+
+// The TypeScript's own unit tests (node --test): the rules, the sessions,
+// the mirror's document model, the store and the backoff.
+func TestTypeScriptUnits(t *testing.T) {
+	requireNode(t)
+	dir := buildAuthority(t)
+	if err := run(dir, "npm", "test", "--silent"); err != nil {
+		t.Fatal(err)
 	}
-	run(t, dir, npm, "run", "--silent", "build")
-	return filepath.Join(dir, "dist", "main.js")
 }
 
 // gatewayBinary builds ./cmd/gateway.
@@ -328,7 +352,7 @@ func call(t *testing.T, ws, cookie, name string) map[string]any {
 // when the gateway goes away, and loads answered from its directory.
 func TestTypeScriptAuthority(t *testing.T) {
 	node := requireNode(t)
-	main := buildAuthority(t)
+	main := filepath.Join(buildAuthority(t), "dist", "main.js")
 	bin := gatewayBinary(t)
 	gw, at := startGateway(t, bin, t.TempDir(), addrs{WS: "127.0.0.1:0", GRPC: "127.0.0.1:0"})
 	dir := t.TempDir()
