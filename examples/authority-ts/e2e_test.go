@@ -264,7 +264,8 @@ func dial(t *testing.T, ws, cookie string) (*peer.Peer, error) {
 	return p, err
 }
 
-func nextRefused(t *testing.T, d *peer.Doc) peer.Refused {
+// next returns d's next event of type E, passing over the others.
+func next[E peer.Event](t *testing.T, d *peer.Doc) E {
 	t.Helper()
 	timeout := time.After(guard)
 	for {
@@ -273,11 +274,12 @@ func nextRefused(t *testing.T, d *peer.Doc) peer.Refused {
 			if !ok {
 				t.Fatalf("%s ended: %v", d.Name(), d.Err())
 			}
-			if r, ok := ev.(peer.Refused); ok {
-				return r
+			if e, ok := ev.(E); ok {
+				return e
 			}
 		case <-timeout:
-			t.Fatal("no refusal")
+			var zero E
+			t.Fatalf("no %T on %s", zero, d.Name())
 		}
 	}
 }
@@ -301,7 +303,7 @@ func set(t *testing.T, d *peer.Doc, key, v string, op ...commit.Op) uint64 {
 // reason of code at path.
 func wantRefused(t *testing.T, d *peer.Doc, seq uint64, code, path string) {
 	t.Helper()
-	r := nextRefused(t, d)
+	r := next[peer.Refused](t, d)
 	if !r.Mine || r.Seq != seq || len(r.Reasons) != 1 || r.Reasons[0].Code != code || strings.Join(r.Reasons[0].Path, "/") != path {
 		t.Fatalf("refused %+v, want %s at %s for seq %d", r, code, path, seq)
 	}
@@ -434,6 +436,10 @@ func TestTypeScriptAuthority(t *testing.T) {
 		t.Fatal(err)
 	}
 	set(t, d, "later", "while away")
+	// Applied and durable before the authority comes back: alice sees it.
+	if a := next[peer.Applied](t, da); len(a.Commit.Deltas) != 1 || a.Commit.Deltas[0].Ref.Key != "later" {
+		t.Fatalf("alice got %+v, want the commit made while the authority was away", a.Commit)
+	}
 	ts = startAuthority(t, node, main, at.GRPC, token, data, sessions)
 	ts.waitFor("claims in force", nil)
 	ts.waitFor("subscribed", func(rec map[string]any) bool {
