@@ -649,7 +649,9 @@ type Limits struct {
 	MaxPendingWrites uint32 `protobuf:"varint,3,opt,name=max_pending_writes,json=maxPendingWrites,proto3" json:"max_pending_writes,omitempty"`
 	// Bytes of one encoded commit; more is refused with `commit-too-large`.
 	MaxCommitBytes uint32 `protobuf:"varint,4,opt,name=max_commit_bytes,json=maxCommitBytes,proto3" json:"max_commit_bytes,omitempty"`
-	// Bytes of one gRPC message in either direction.
+	// Bytes of one gRPC message in either direction. Raise the client's
+	// receive limit to it: gRPC libraries default to 4 MiB, and one
+	// Questions message may be larger.
 	MaxMessageBytes uint32 `protobuf:"varint,5,opt,name=max_message_bytes,json=maxMessageBytes,proto3" json:"max_message_bytes,omitempty"`
 	// The question timeout a claim gets when it asks for none.
 	DefaultTimeout *durationpb.Duration `protobuf:"bytes,6,opt,name=default_timeout,json=defaultTimeout,proto3" json:"default_timeout,omitempty"`

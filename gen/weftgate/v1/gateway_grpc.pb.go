@@ -32,7 +32,13 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // GatewayService is what a weftgate gateway serves to backends. The gateway
-// is the gRPC server; backends dial it.
+// is the gRPC server; backends dial it. docs/authority-protocol.md is the
+// protocol for a client in any language.
+//
+// When the gateway is configured with tokens, every call carries the
+// metadata `authorization: Bearer <token>`; without it, or with another
+// token, the call ends UNAUTHENTICATED. Messages are bounded by
+// Limits.max_message_bytes (16 MiB by default) both ways.
 //
 // gRPC status codes are kept for requests that are not well formed
 // (INVALID_ARGUMENT), a gateway shutting down (UNAVAILABLE), a missing
@@ -150,7 +156,13 @@ func (c *gatewayServiceClient) ListDocuments(ctx context.Context, in *ListDocume
 // for forward compatibility.
 //
 // GatewayService is what a weftgate gateway serves to backends. The gateway
-// is the gRPC server; backends dial it.
+// is the gRPC server; backends dial it. docs/authority-protocol.md is the
+// protocol for a client in any language.
+//
+// When the gateway is configured with tokens, every call carries the
+// metadata `authorization: Bearer <token>`; without it, or with another
+// token, the call ends UNAUTHENTICATED. Messages are bounded by
+// Limits.max_message_bytes (16 MiB by default) both ways.
 //
 // gRPC status codes are kept for requests that are not well formed
 // (INVALID_ARGUMENT), a gateway shutting down (UNAVAILABLE), a missing

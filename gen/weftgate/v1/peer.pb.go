@@ -235,6 +235,7 @@ type Handshake struct {
 	// in name order.
 	Headers []*Header `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty"`
 	// The connection id the peer will have if admitted (Peer.connection_id).
+	// Not set yet: always 0 today.
 	ConnectionId  uint64 `protobuf:"varint,6,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

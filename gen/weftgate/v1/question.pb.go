@@ -585,7 +585,7 @@ type LoadQuestion struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The document's name.
 	Document string `protobuf:"bytes,1,opt,name=document,proto3" json:"document,omitempty"`
-	// The peer whose open needs it; unset when a backend call does.
+	// The peer whose open needs it. Not set yet: always unset today.
 	Peer          *Peer `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -822,14 +822,16 @@ type MayOpenQuestion struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The document's name.
 	Document string `protobuf:"bytes,1,opt,name=document,proto3" json:"document,omitempty"`
-	// The peer.
+	// The peer; only its identity is set today.
 	Peer *Peer `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
 	// True when the document exists. When it does not, allowing the open
 	// lets the gateway create it from the peer's root and state.
 	Exists bool `protobuf:"varint,3,opt,name=exists,proto3" json:"exists,omitempty"`
 	// The root the peer states in its open; unset when it holds nothing.
+	// Not set yet: always unset today.
 	Root *Root `protobuf:"bytes,4,opt,name=root,proto3" json:"root,omitempty"`
-	// Whether the peer asked for the gateway's state.
+	// Whether the peer asked for the gateway's state. Not set yet: always
+	// false today.
 	Want          bool `protobuf:"varint,5,opt,name=want,proto3" json:"want,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -965,7 +967,7 @@ type CallQuestion struct {
 	// The call's args, as JSON text exactly as the peer sent them; "null"
 	// when it sent none.
 	ArgsJson string `protobuf:"bytes,2,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
-	// The peer that called.
+	// The peer that called; only its identity is set today.
 	Peer *Peer `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
 	// The peer's own id for the request, for logs. Not unique across peers.
 	RequestId     int64 `protobuf:"varint,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`

@@ -362,7 +362,8 @@ type CommitEvent struct {
 	// Who made the commit.
 	Origin *Origin `protobuf:"bytes,3,opt,name=origin,proto3" json:"origin,omitempty"`
 	// The commit, both forms; each delta's path is judged against the
-	// document before the commit.
+	// document before the commit. Paths are unset in a subscription resumed
+	// into the middle of a document's history, until a snapshot of it.
 	Commit        *Commit `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

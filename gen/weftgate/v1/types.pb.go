@@ -740,7 +740,9 @@ func (x *Delta) GetPath() *Path {
 // `encoded` and `paths` are set, and `deltas` and `tag` are not (the tag is
 // inside the bytes). To the gateway set exactly one form: `encoded`, or `deltas` (with `tag`
 // when there is one), which the gateway encodes canonically (sorting the
-// deltas). Both or neither is refused with `invalid-commit`.
+// deltas). Both or neither is refused with `invalid-commit`, so a commit
+// or state received from the gateway (GetStateResponse, SnapshotEvent) has
+// one form cleared before it is sent back (in a LoadAnswer or a write).
 type Commit struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The commit's exact bytes (format.md section 6), canonical. At most the
