@@ -91,8 +91,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Reasons: []admission.Reason{{Code: string(ReasonShutdown), Message: "the gateway is shutting down"}}})
 		return
 	}
-	id, ok := s.gate.Admit(w, r)
-	if !ok {
+	id, ref := s.gate.Check(r)
+	if ref != nil {
+		if ref.Reasons[0].Code == admission.ReasonHost {
+			// An operator behind a proxy must learn which name to allow;
+			// the other refusals are the peer's business, and counted.
+			s.log.Info("handshake refused", "reason", admission.ReasonHost, "host", r.Host[:min(len(r.Host), 256)])
+		}
+		admission.WriteRefusal(w, ref)
 		return
 	}
 	opts := &websocket.AcceptOptions{

@@ -44,11 +44,17 @@ type testApp struct {
 
 func newTestApp(t testing.TB, args ...string) *testApp {
 	t.Helper()
+	return newTestAppLog(t, slog.New(slog.DiscardHandler), args...)
+}
+
+// newTestAppLog is newTestApp logging to log.
+func newTestAppLog(t testing.TB, log *slog.Logger, args ...string) *testApp {
+	t.Helper()
 	p, res, err := parseAndValidate(append([]string{"-store", "memory", "-ping-interval", "0"}, args...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := newApp(p, res, slog.New(slog.DiscardHandler))
+	a, err := newApp(p, res, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,7 @@ type settings struct {
 	RateWindow     time.Duration
 	RateAddresses  int
 	AllowedOrigins list
+	AllowedHosts   list
 	TrustProxy     bool
 
 	MaxMessageBytes       int64
@@ -131,6 +132,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	dur(&s.RateWindow, "rate-window", admission.DefaultWindow, "window of -rate-limit")
 	num(&s.RateAddresses, "rate-max-addresses", admission.DefaultMaxAddresses, "addresses the rate limiter tracks (least recently seen forgotten first)")
 	fs.Var(&s.AllowedOrigins, "allowed-origins", "comma-separated `origins` allowed besides the request's own host (\"any\" turns the Origin rule off)")
+	fs.Var(&s.AllowedHosts, "allowed-hosts", "comma-separated host `names` a handshake may name besides loopback ones when -ws-addr is loopback, against DNS rebinding (\"any\" turns the Host rule off)")
 	fs.BoolVar(&s.TrustProxy, "trust-proxy", false, "take the peer address from X-Forwarded-For and TLS from X-Forwarded-Proto (only behind a proxy that sets them)")
 
 	fs.Int64Var(&s.MaxMessageBytes, "max-message-bytes", 1<<20, "largest WebSocket message read; larger closes the socket with 1009")

@@ -52,6 +52,7 @@ func (p *parsed) validate() (*resolved, error) {
 		check("log-format", oneOf(s.LogFormat, "text", "json")),
 		check("log-level", r.logLevel.UnmarshalText([]byte(s.LogLevel))),
 		check("allowed-origins", checkOrigins(s.AllowedOrigins)),
+		check("allowed-hosts", checkHosts(s.AllowedHosts)),
 		check("grpc-token", checkToken(s.GRPCToken)),
 		check("authority-fallback", oneOf(s.AuthorityFallback, "open", "closed")),
 	}
@@ -292,6 +293,16 @@ func (p *parsed) prepareDataDir() error {
 	f.Close()
 	if err := os.Remove(name); err != nil {
 		return p.invalid("data-dir", err)
+	}
+	return nil
+}
+
+func checkHosts(hosts []string) error {
+	var ce *admission.ConfigError
+	if err := (admission.Config{AllowedHosts: hosts}).Validate(); errors.As(err, &ce) {
+		return fmt.Errorf("%q is not a host name or address without a port, or \"any\"", ce.Value)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }
