@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
 
 	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
@@ -170,6 +171,9 @@ func (a *app) listen() (*listeners, error) {
 	if err := bind("grpc-addr", a.cfg.GRPCAddr, &ls.grpc); err != nil {
 		return nil, err
 	}
+	// Past the bound a connection waits in the backlog, unread, so callers
+	// without a token cannot hold more than this many.
+	ls.grpc = netutil.LimitListener(ls.grpc, a.cfg.GRPCMaxConnections)
 	if a.cfg.AdminAddr != "" {
 		if err := bind("admin-addr", a.cfg.AdminAddr, &ls.admin); err != nil {
 			return nil, err

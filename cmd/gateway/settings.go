@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
@@ -29,6 +30,9 @@ type settings struct {
 	GRPCTLSKey   string
 	GRPCClientCA string
 	GRPCToken    string
+	// Bounds of the gRPC listener before any call is authenticated.
+	GRPCMaxConnections int
+	GRPCMaxStreams     int
 	// The bridge: what answers when no backend claims a document.
 	AuthorityFallback string
 	QuestionTimeout   time.Duration
@@ -89,6 +93,9 @@ const (
 	defaultGRPCAddr     = "127.0.0.1:9090"
 	defaultDataDir      = "data"
 	defaultDrainTimeout = 30 * time.Second
+	// defaultGRPCMaxConnections leaves room for many backends, each with a
+	// connection or two, while bounding what unauthenticated callers hold.
+	defaultGRPCMaxConnections = 256
 )
 
 // bindFlags defines every setting on fs, bound to s, with its default.
@@ -112,6 +119,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	str(&s.GRPCClientCA, "grpc-client-ca", "", "PEM CA `file`: gRPC clients must present a certificate it signed (mutual TLS)")
 	str(&s.AuthorityFallback, "authority-fallback", "open", "what answers a question no backend claims: open (accept, as a standalone gateway) or closed (refuse with no-authority)")
 	dur(&s.QuestionTimeout, "question-timeout", 2*time.Second, "how long one backend has to answer a question before it is asked of the next (times the attempts, keep it under -judge-timeout)")
+	num(&s.GRPCMaxConnections, "grpc-max-connections", defaultGRPCMaxConnections, "gRPC connections open at once; more wait to be accepted until one closes")
+	num(&s.GRPCMaxStreams, "grpc-max-streams", bridge.DefaultMaxConcurrentStreams, "gRPC calls open at once on one connection; a client queues more until one ends")
 	str(&s.GRPCToken, "grpc-token", "", "bearer `token` backends must present on gRPC (prefer the environment variable; never logged)")
 
 	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")

@@ -101,6 +101,8 @@ func (p *parsed) validate() (*resolved, error) {
 		{"max-commit-bytes", int64(s.MaxCommitBytes), false},
 		{"max-deltas", int64(s.MaxDeltas), false},
 		{"snapshot-every", int64(s.SnapshotEvery), false},
+		{"grpc-max-connections", int64(s.GRPCMaxConnections), false},
+		{"grpc-max-streams", int64(s.GRPCMaxStreams), false},
 	} {
 		errs = append(errs, check(n.name, positive(n.v, n.zero)))
 	}
