@@ -15,6 +15,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/wsguard"
 	"github.com/weftgate/weftgate/protocol/link"
 )
 
@@ -112,7 +113,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// messages too, so compress them all.
 		opts.CompressionThreshold = 1
 	}
-	ws, err := websocket.Accept(smallBuffers{w}, r, opts)
+	// The guard stops at the frames coder/websocket would close with the
+	// wrong code (decision 019); readLoop closes with the right one.
+	ws, err := websocket.Accept(smallBuffers{ResponseWriter: w, guard: wsguard.Conn}, r, opts)
 	if err != nil {
 		return // Accept wrote the HTTP error
 	}
