@@ -85,6 +85,36 @@ func TestLoopbackGatewayRefusesForeignHostNames(t *testing.T) {
 	}
 }
 
+// The operator routes on a loopback listener keep the same rule: a page on
+// a rebound name could otherwise read /status and /metrics.
+func TestLoopbackOperatorRoutesRefuseForeignHostNames(t *testing.T) {
+	ta := newTestApp(t, "-allowed-hosts", "app.example")
+	_, port, _ := net.SplitHostPort(ta.srv.Listener.Addr().String())
+	for host, want := range map[string]int{
+		"evil.example:" + port: http.StatusForbidden,
+		"localhost:" + port:    http.StatusOK,
+		"app.example:" + port:  http.StatusOK,
+	} {
+		for _, path := range []string{"/status", "/metrics", "/healthz"} {
+			req, err := http.NewRequest(http.MethodGet, ta.srv.URL+path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body bytes.Buffer
+			body.ReadFrom(res.Body)
+			res.Body.Close()
+			if res.StatusCode != want || want == http.StatusForbidden && !strings.Contains(body.String(), `"code":"host"`) {
+				t.Errorf("GET %s as %s: %d %s, want %d", path, host, res.StatusCode, body.String(), want)
+			}
+		}
+	}
+}
+
 // The rule guards loopback listeners only: on every interface, names are
 // the operator's to choose, and the Origin rule still holds.
 func TestHostRuleOnlyOnLoopback(t *testing.T) {

@@ -116,13 +116,14 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	ws = http.NewServeMux()
 	ws.Handle("/", a.gw)
 	if a.cfg.AdminAddr == "" {
-		a.operatorRoutes(ws)
+		a.operatorRoutes(ws, a.hostRule(a.cfg.WSAddr))
 		return ws, nil
 	}
 	admin = http.NewServeMux()
-	a.operatorRoutes(admin)
+	guard := a.hostRule(a.cfg.AdminAddr)
+	a.operatorRoutes(admin, guard)
 	if a.cfg.Pprof {
-		profileRoutes(admin)
+		profileRoutes(admin, guard)
 	}
 	return ws, admin
 }
