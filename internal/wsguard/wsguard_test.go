@@ -86,3 +86,26 @@ func TestScanStopsAtTheDecidingByte(t *testing.T) {
 		}
 	}
 }
+
+// Any byte stream, cut anywhere: the same bytes pass and the same
+// violation ends it as when it comes whole, and the scan never panics.
+func FuzzScan(f *testing.F) {
+	f.Add(frame(0x8, []byte{0x03, 0xe8, 0xff}, 0), uint8(1))
+	f.Add(append(frame(0x2, bytes.Repeat([]byte{7}, 300), 0), 0x82, 0x7f, 0x80), uint8(5))
+	f.Add([]byte{0x82, 0x02, 1, 2}, uint8(3))
+	f.Fuzz(func(t *testing.T, stream []byte, chunk uint8) {
+		var whole parser
+		wantN, wantV := whole.scan(stream)
+		var p parser
+		n, step := 0, int(chunk)%32+1
+		var v *Violation
+		for off := 0; off < len(stream) && v == nil; off += step {
+			k, got := p.scan(stream[off:min(off+step, len(stream))])
+			n += k
+			v = got
+		}
+		if n != wantN || v != wantV {
+			t.Fatalf("in chunks of %d: %d bytes, %v; whole: %d bytes, %v", step, n, v, wantN, wantV)
+		}
+	})
+}
