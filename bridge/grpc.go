@@ -82,7 +82,11 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	if strings.HasPrefix(info.FullMethodName, healthPrefix) {
 		return ctx, nil
 	}
-	return s.authenticate(ctx)
+	ctx, err := s.authenticate(ctx)
+	if err != nil {
+		s.stats.Unauthenticated.Add(1)
+	}
+	return ctx, err
 }
 
 // errUnauthenticated says nothing about why: a caller without the token

@@ -114,6 +114,9 @@ func TestBinaryUnauthenticatedCallsCostNoMemory(t *testing.T) {
 		}
 	}
 
+	if got := p.status().Authority.Unauthenticated; got != calls {
+		t.Errorf("/status counts %d unauthenticated calls, want %d", got, calls)
+	}
 	rss, peak := procMemory(t, pid)
 	if peak-basePeak >= growth {
 		t.Fatalf("the gateway's peak RSS grew by %d MiB (from %d MiB), want under %d", (peak-basePeak)>>20, basePeak>>20, growth>>20)
