@@ -1,6 +1,10 @@
 package admission
 
-import "testing"
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
 
 func TestHostRule(t *testing.T) {
 	cases := []struct {
@@ -63,4 +67,34 @@ func TestValidateHosts(t *testing.T) {
 			t.Errorf("%q: %v, want a ConfigError naming it", bad, err)
 		}
 	}
+}
+
+// FuzzHost: the Host rule never panics, and whatever passes names
+// localhost, a loopback address or an allowed name, with nothing else but
+// a port.
+func FuzzHost(f *testing.F) {
+	for _, s := range []string{"localhost:8080", "127.0.0.1", "[::1]:80", "evil.example:8080", "app.example",
+		"localhost.evil.example", "[::1", "127.0.0.1:", "LOCALHOST", "[::ffff:127.0.0.1]:1", "app.example@evil"} {
+		f.Add(s)
+	}
+	h := newHosts(true, []string{"app.example"})
+	f.Fuzz(func(t *testing.T, host string) {
+		r := handshake("192.0.2.1:1", "")
+		r.Host = host
+		if !h.allow(r) {
+			return
+		}
+		name := hostName(host)
+		rest, ok := strings.CutPrefix(strings.TrimPrefix(strings.ToLower(host), "["), name)
+		if !ok || strings.ContainsAny(host, "@/?# \t") || rest != "" && rest != "]" && rest[0] != ':' && !strings.HasPrefix(rest, "]:") {
+			t.Fatalf("Host %q passed as %q, which is not all of it but a port", host, name)
+		}
+		if name == "localhost" || name == "app.example" {
+			return
+		}
+		if a, err := netip.ParseAddr(name); err == nil && a.IsLoopback() {
+			return
+		}
+		t.Fatalf("Host %q passed as %q", host, name)
+	})
 }
