@@ -28,7 +28,7 @@ func claimRefused(id uint64, code protocol.Reason, msg string) *v1.ClaimResult {
 // claim grants or refuses one Claim from st.
 func (r *router) claim(st *stream, c *v1.Claim) *v1.ClaimResult {
 	if c == nil || c.ClaimId == 0 {
-		return claimRefused(0, ReasonInvalidClaim, "claim_id is not 0")
+		return claimRefused(0, ReasonInvalidClaim, "claim_id must not be 0")
 	}
 	pat, ok := patternFromProto(c.Pattern)
 	if !ok {

@@ -42,6 +42,7 @@ const (
 	DefaultMaxClaimsPerStream     = 1024
 	DefaultMaxPendingWrites       = 256
 	DefaultMaxMessageBytes        = 16 << 20
+	DefaultMaxConcurrentStreams   = 256
 	DefaultMaxSendQueue           = 4096
 	DefaultMaxPatternDocuments    = 1024
 	DefaultMaxBatchQuestions      = 64
@@ -110,6 +111,10 @@ type Config struct {
 	// MaxRecvMessageBytes and MaxSendMessageBytes bound one gRPC message.
 	MaxRecvMessageBytes int
 	MaxSendMessageBytes int
+	// MaxConcurrentStreams bounds the calls one connection has open at
+	// once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); a client queues the
+	// rest until one ends. Each may hold MaxRecvMessageBytes.
+	MaxConcurrentStreams uint32
 	// MaxSendQueue bounds the messages waiting for one stream's sender; a
 	// backend that does not read past it is ended with RESOURCE_EXHAUSTED.
 	MaxSendQueue int
@@ -152,6 +157,9 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxRecvMessageBytes, DefaultMaxMessageBytes)
 	def(&c.MaxSendMessageBytes, DefaultMaxMessageBytes)
 	def(&c.MaxSendQueue, DefaultMaxSendQueue)
+	if c.MaxConcurrentStreams == 0 {
+		c.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
 	def(&c.MaxPatternDocuments, DefaultMaxPatternDocuments)
 	return c
 }

@@ -7,17 +7,16 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"github.com/weftgate/weftgate/internal/protocodec"
@@ -26,8 +25,9 @@ import (
 func errUnavailable(msg string) error { return status.Error(codes.Unavailable, msg) }
 
 // ServerOptions are the options the bridge's gRPC server needs: message
-// bounds and the interceptor chains (logging, then bearer auth, then panic
-// recovery innermost so a panic is logged as INTERNAL).
+// bounds, the bearer token checked before a call's body is read, and the
+// interceptor chains (logging, then panic recovery innermost so a panic is
+// logged as INTERNAL).
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
@@ -37,32 +37,64 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 		s.log.Error("panic in an RPC", "panic", fmt.Sprint(p))
 		return status.Error(codes.Internal, "internal error")
 	})
-	authed := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
-		// Health probes carry no token and learn only SERVING or not.
-		return c.Service != healthpb.Health_ServiceDesc.ServiceName
-	})
 	return []grpc.ServerOption{
-		grpc.ForceServerCodecV2(protocodec.Codec{}),
+		grpc.ForceServerCodecV2(protocodec.Codec{MaxBytes: requestLimit}),
 		grpc.MaxRecvMsgSize(s.cfg.MaxRecvMessageBytes),
 		grpc.MaxSendMsgSize(s.cfg.MaxSendMessageBytes),
+		grpc.MaxConcurrentStreams(s.cfg.MaxConcurrentStreams),
+		grpc.InTapHandle(s.tap),
 		grpc.ChainUnaryInterceptor(
 			logging.UnaryServerInterceptor(logger, logOpts...),
-			selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate), authed),
 			recovery.UnaryServerInterceptor(rec),
 		),
 		grpc.ChainStreamInterceptor(
 			logging.StreamServerInterceptor(logger, logOpts...),
-			selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate), authed),
 			recovery.StreamServerInterceptor(rec),
 		),
 	}
+}
+
+// MaxSmallRequestBytes bounds the requests that carry a name, a pattern
+// or a page token and nothing larger (GetState, ListDocuments): only
+// writes and the authority stream need MaxRecvMessageBytes.
+const MaxSmallRequestBytes = 64 << 10
+
+// requestLimit is the codec's per-message bound; 0 leaves gRPC's.
+func requestLimit(v any) int {
+	switch v.(type) {
+	case *v1.GetStateRequest, *v1.ListDocumentsRequest:
+		return MaxSmallRequestBytes
+	}
+	return 0
+}
+
+// healthPrefix starts the health service's methods: probes carry no token
+// and learn only SERVING or not.
+var healthPrefix = "/" + healthpb.Health_ServiceDesc.ServiceName + "/"
+
+// tap checks the bearer token when a call's headers arrive, before gRPC
+// creates the stream and reads its body: an interceptor runs only after
+// the request message (up to MaxRecvMessageBytes) is in memory, so a
+// caller without the token could make the gateway hold that much per
+// call. A client certificate (-grpc-client-ca) was already checked in the
+// TLS handshake, before any call.
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if strings.HasPrefix(info.FullMethodName, healthPrefix) {
+		return ctx, nil
+	}
+	ctx, err := s.authenticate(ctx)
+	if err != nil {
+		s.stats.Unauthenticated.Add(1)
+	}
+	return ctx, err
 }
 
 // errUnauthenticated says nothing about why: a caller without the token
 // learns only that it has none.
 var errUnauthenticated = status.Error(codes.Unauthenticated, "unauthenticated")
 
-// authenticate checks the bearer token against Config.Tokens.
+// authenticate checks the bearer token in ctx's incoming metadata against
+// Config.Tokens.
 func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
 	if len(s.cfg.Tokens) == 0 {
 		return ctx, nil

@@ -124,6 +124,9 @@ type Stats struct {
 	Busy           atomic.Uint64 // refused for a bound
 	StreamsOpen    atomic.Int64
 	SubscribersNow atomic.Int64
+	// Unauthenticated is calls refused for their token before their body
+	// was read; no interceptor, log line or call metric sees them.
+	Unauthenticated atomic.Uint64
 }
 
 type router struct {

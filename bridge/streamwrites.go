@@ -43,7 +43,7 @@ func writeDocument(m *v1.Write) string {
 
 func (w *writer) submit(m *v1.Write) {
 	if m == nil || m.WriteId == 0 {
-		w.ack(0, refusedResult(ReasonInvalidWrite, "write_id is not 0"))
+		w.ack(0, refusedResult(ReasonInvalidWrite, "write_id must not be 0"))
 		return
 	}
 	doc := writeDocument(m)

@@ -20,7 +20,7 @@ type Config struct {
 	// Authority judges commits and opens. Nil means Policy{} (accept all).
 	Authority Authority
 	// Admission configures the checks before the upgrade (rate limit,
-	// origin, identify).
+	// host, origin, identify).
 	Admission admission.Config
 	// Calls answers request-channel calls. Nil answers every call `missing`.
 	Calls requests.Calls

@@ -15,6 +15,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/wsguard"
 	"github.com/weftgate/weftgate/internal/wsread"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -197,7 +198,10 @@ func (c *conn) readLoop() {
 		typ, data, err := wsread.Read(context.Background(), c.ws)
 		if err != nil {
 			status := websocket.CloseStatus(err)
+			var bad *wsguard.Violation
 			switch {
+			case errors.As(err, &bad):
+				c.end(&endReason{status: bad.Code})
 			case errors.Is(err, websocket.ErrMessageTooBig) || status == websocket.StatusMessageTooBig:
 				c.end(&endReason{status: websocket.StatusMessageTooBig})
 			case status != -1:

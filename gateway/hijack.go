@@ -17,9 +17,11 @@ const (
 )
 
 // smallBuffers gives the WebSocket library a hijacked connection with the
-// link's own buffer sizes, keeping any bytes the HTTP server read ahead.
+// link's own buffer sizes, keeping any bytes the HTTP server read ahead,
+// and read through guard when it is set.
 type smallBuffers struct {
 	http.ResponseWriter
+	guard func(net.Conn) net.Conn
 }
 
 func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -36,6 +38,9 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		// so the bytes read ahead must come from that connection.
 		ahead, _ := brw.Reader.Peek(n)
 		nc = &aheadConn{Conn: nc, ahead: bytes.NewReader(bytes.Clone(ahead))}
+	}
+	if w.guard != nil {
+		nc = w.guard(nc)
 	}
 	return nc, bufio.NewReadWriter(bufio.NewReaderSize(nc, linkReadBuffer), bufio.NewWriterSize(nc, linkWriteBuffer)), nil
 }

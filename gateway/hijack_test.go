@@ -15,7 +15,7 @@ import (
 func TestSmallBuffersKeepReadAhead(t *testing.T) {
 	got := make(chan string, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		nc, brw, err := smallBuffers{w}.Hijack()
+		nc, brw, err := smallBuffers{ResponseWriter: w}.Hijack()
 		if err != nil {
 			got <- "hijack: " + err.Error()
 			return

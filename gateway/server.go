@@ -16,6 +16,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/wsguard"
 	"github.com/weftgate/weftgate/protocol/link"
 )
 
@@ -92,8 +93,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Reasons: []admission.Reason{{Code: string(ReasonShutdown), Message: "the gateway is shutting down"}}})
 		return
 	}
-	id, ok := s.gate.Admit(w, r)
-	if !ok {
+	id, ref := s.gate.Check(r)
+	if ref != nil {
+		if ref.Reasons[0].Code == admission.ReasonHost {
+			// An operator behind a proxy must learn which name to allow;
+			// the other refusals are the peer's business, and counted.
+			s.log.Info("handshake refused", "reason", admission.ReasonHost, "host", r.Host[:min(len(r.Host), 256)])
+		}
+		admission.WriteRefusal(w, ref)
 		return
 	}
 	opts := &websocket.AcceptOptions{
@@ -107,7 +114,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// messages too, so compress them all.
 		opts.CompressionThreshold = 1
 	}
-	ws, err := websocket.Accept(smallBuffers{w}, r, opts)
+	// The guard stops at the frames coder/websocket would close with the
+	// wrong code (decision 019); readLoop closes with the right one.
+	ws, err := websocket.Accept(smallBuffers{ResponseWriter: w, guard: wsguard.Conn}, r, opts)
 	if err != nil {
 		return // Accept wrote the HTTP error
 	}

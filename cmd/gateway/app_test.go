@@ -44,11 +44,17 @@ type testApp struct {
 
 func newTestApp(t testing.TB, args ...string) *testApp {
 	t.Helper()
+	return newTestAppLog(t, slog.New(slog.DiscardHandler), args...)
+}
+
+// newTestAppLog is newTestApp logging to log.
+func newTestAppLog(t testing.TB, log *slog.Logger, args ...string) *testApp {
+	t.Helper()
 	p, res, err := parseAndValidate(append([]string{"-store", "memory", "-ping-interval", "0"}, args...), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := newApp(p, res, slog.New(slog.DiscardHandler))
+	a, err := newApp(p, res, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,12 +378,12 @@ func TestProfilesOnlyOnTheAdminListener(t *testing.T) {
 		ws, admin := a.handlers()
 		for _, path := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
 			rec := httptest.NewRecorder()
-			ws.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			ws.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil))
 			if rec.Code == http.StatusOK {
 				t.Errorf("pprof %v: the WebSocket listener served %s", on, path)
 			}
 			rec = httptest.NewRecorder()
-			admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			admin.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil))
 			want := http.StatusNotFound
 			if on {
 				want = http.StatusOK

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weftgate/weftgate/gateway/admission"
 )
 
 // Limits of the operator endpoints.
@@ -18,25 +20,42 @@ const (
 	maxScrapesInFlight = 4
 )
 
-// operatorRoutes adds /healthz, /readyz, /metrics and /status to mux.
-func (a *app) operatorRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /healthz", a.healthz)
-	mux.HandleFunc("GET /readyz", a.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
+// operatorRoutes adds /healthz, /readyz, /metrics and /status to mux, each
+// behind guard.
+func (a *app) operatorRoutes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
+	mux.Handle("GET /healthz", guard(http.HandlerFunc(a.healthz)))
+	mux.Handle("GET /readyz", guard(http.HandlerFunc(a.readyz)))
+	mux.Handle("GET /metrics", guard(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: maxScrapesInFlight,
-	}))
-	mux.HandleFunc("GET /status", a.status)
+	})))
+	mux.Handle("GET /status", guard(http.HandlerFunc(a.status)))
 }
 
 // profileRoutes adds Go's profiles under /debug/pprof/ (-pprof, admin
-// listener only).
-func profileRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+// listener only), each behind guard.
+func profileRoutes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
+	mux.Handle("GET /debug/pprof/", guard(http.HandlerFunc(pprof.Index)))
+	mux.Handle("GET /debug/pprof/cmdline", guard(http.HandlerFunc(pprof.Cmdline)))
+	mux.Handle("GET /debug/pprof/profile", guard(http.HandlerFunc(pprof.Profile)))
+	mux.Handle("GET /debug/pprof/symbol", guard(http.HandlerFunc(pprof.Symbol)))
+	mux.Handle("GET /debug/pprof/trace", guard(http.HandlerFunc(pprof.Trace)))
+}
+
+// hostRule is the WebSocket handshake's Host rule for the operator routes
+// of the listener on addr: on loopback, a page on a rebound name could
+// otherwise read /status (document names) and /metrics.
+func (a *app) hostRule(addr string) func(http.Handler) http.Handler {
+	g := admission.New(admission.Config{Limit: -1, LoopbackHosts: loopbackAddr(addr), AllowedHosts: a.cfg.AllowedHosts})
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if ref := g.Host(r); ref != nil {
+				admission.WriteRefusal(w, ref)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
 }
 
 // healthz answers 200 while the process serves HTTP at all.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"log/slog"
+	"math"
 	"net"
 	"time"
 
@@ -25,12 +26,13 @@ func (s *settings) bridge(st store.Store, log *slog.Logger) *bridge.Server {
 		tokens = []string{s.GRPCToken}
 	}
 	return bridge.New(bridge.Config{
-		Store:           st,
-		Logger:          log,
-		Tokens:          tokens,
-		Policy:          bridge.Policy(s.AuthorityFallback),
-		QuestionTimeout: s.QuestionTimeout,
-		CommitLimits:    commit.Limits{MaxCommitBytes: s.MaxCommitBytes, MaxDeltas: s.MaxDeltas},
+		Store:                st,
+		Logger:               log,
+		Tokens:               tokens,
+		MaxConcurrentStreams: uint32(min(s.GRPCMaxStreams, math.MaxUint32)),
+		Policy:               bridge.Policy(s.AuthorityFallback),
+		QuestionTimeout:      s.QuestionTimeout,
+		CommitLimits:         commit.Limits{MaxCommitBytes: s.MaxCommitBytes, MaxDeltas: s.MaxDeltas},
 	})
 }
 

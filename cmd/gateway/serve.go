@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
 
 	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
@@ -115,13 +116,14 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	ws = http.NewServeMux()
 	ws.Handle("/", a.gw)
 	if a.cfg.AdminAddr == "" {
-		a.operatorRoutes(ws)
+		a.operatorRoutes(ws, a.hostRule(a.cfg.WSAddr))
 		return ws, nil
 	}
 	admin = http.NewServeMux()
-	a.operatorRoutes(admin)
+	guard := a.hostRule(a.cfg.AdminAddr)
+	a.operatorRoutes(admin, guard)
 	if a.cfg.Pprof {
-		profileRoutes(admin)
+		profileRoutes(admin, guard)
 	}
 	return ws, admin
 }
@@ -170,6 +172,9 @@ func (a *app) listen() (*listeners, error) {
 	if err := bind("grpc-addr", a.cfg.GRPCAddr, &ls.grpc); err != nil {
 		return nil, err
 	}
+	// Past the bound a connection waits in the backlog, unread, so callers
+	// without a token cannot hold more than this many.
+	ls.grpc = netutil.LimitListener(ls.grpc, a.cfg.GRPCMaxConnections)
 	if a.cfg.AdminAddr != "" {
 		if err := bind("admin-addr", a.cfg.AdminAddr, &ls.admin); err != nil {
 			return nil, err

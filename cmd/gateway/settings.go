@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
@@ -29,6 +30,9 @@ type settings struct {
 	GRPCTLSKey   string
 	GRPCClientCA string
 	GRPCToken    string
+	// Bounds of the gRPC listener before any call is authenticated.
+	GRPCMaxConnections int
+	GRPCMaxStreams     int
 	// The bridge: what answers when no backend claims a document.
 	AuthorityFallback string
 	QuestionTimeout   time.Duration
@@ -51,6 +55,7 @@ type settings struct {
 	RateWindow     time.Duration
 	RateAddresses  int
 	AllowedOrigins list
+	AllowedHosts   list
 	TrustProxy     bool
 
 	MaxMessageBytes       int64
@@ -91,6 +96,9 @@ const (
 	defaultGRPCAddr     = "127.0.0.1:9090"
 	defaultDataDir      = "data"
 	defaultDrainTimeout = 30 * time.Second
+	// defaultGRPCMaxConnections leaves room for many backends, each with a
+	// connection or two, while bounding what unauthenticated callers hold.
+	defaultGRPCMaxConnections = 256
 )
 
 // bindFlags defines every setting on fs, bound to s, with its default.
@@ -114,6 +122,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	str(&s.GRPCClientCA, "grpc-client-ca", "", "PEM CA `file`: gRPC clients must present a certificate it signed (mutual TLS)")
 	str(&s.AuthorityFallback, "authority-fallback", "open", "what answers a question no backend claims: open (accept, as a standalone gateway) or closed (refuse with no-authority)")
 	dur(&s.QuestionTimeout, "question-timeout", 2*time.Second, "how long one backend has to answer a question before it is asked of the next (times the attempts, keep it under -judge-timeout)")
+	num(&s.GRPCMaxConnections, "grpc-max-connections", defaultGRPCMaxConnections, "gRPC connections open at once; more wait to be accepted until one closes")
+	num(&s.GRPCMaxStreams, "grpc-max-streams", bridge.DefaultMaxConcurrentStreams, "gRPC calls open at once on one connection; a client queues more until one ends")
 	str(&s.GRPCToken, "grpc-token", "", "bearer `token` backends must present on gRPC (prefer the environment variable; never logged)")
 
 	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")
@@ -134,6 +144,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	dur(&s.RateWindow, "rate-window", admission.DefaultWindow, "window of -rate-limit")
 	num(&s.RateAddresses, "rate-max-addresses", admission.DefaultMaxAddresses, "addresses the rate limiter tracks (least recently seen forgotten first)")
 	fs.Var(&s.AllowedOrigins, "allowed-origins", "comma-separated `origins` allowed besides the request's own host (\"any\" turns the Origin rule off)")
+	fs.Var(&s.AllowedHosts, "allowed-hosts", "comma-separated host `names` a handshake may name besides loopback ones when -ws-addr is loopback, against DNS rebinding (\"any\" turns the Host rule off)")
 	fs.BoolVar(&s.TrustProxy, "trust-proxy", false, "take the peer address from X-Forwarded-For and TLS from X-Forwarded-Proto (only behind a proxy that sets them)")
 
 	fs.Int64Var(&s.MaxMessageBytes, "max-message-bytes", 1<<20, "largest WebSocket message read; larger closes the socket with 1009")

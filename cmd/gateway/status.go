@@ -39,16 +39,18 @@ type storeStatus struct {
 // question counters come from the bridge's router; Streams has one entry
 // per backend: its state, last error and consecutive failures.
 type authorityStatus struct {
-	Kind        string         `json:"kind"`
-	ReadOnly    bool           `json:"read_only"`
-	Fallback    string         `json:"fallback"`
-	StreamsOpen int64          `json:"streams_open"`
-	Asked       uint64         `json:"questions_asked"`
-	Reasked     uint64         `json:"questions_reasked"`
-	TimedOut    uint64         `json:"questions_timed_out"`
-	FellBack    uint64         `json:"questions_fell_back"`
-	Ignored     uint64         `json:"answers_ignored"`
-	Streams     []streamStatus `json:"streams"`
+	Kind        string `json:"kind"`
+	ReadOnly    bool   `json:"read_only"`
+	Fallback    string `json:"fallback"`
+	StreamsOpen int64  `json:"streams_open"`
+	Asked       uint64 `json:"questions_asked"`
+	Reasked     uint64 `json:"questions_reasked"`
+	TimedOut    uint64 `json:"questions_timed_out"`
+	FellBack    uint64 `json:"questions_fell_back"`
+	Ignored     uint64 `json:"answers_ignored"`
+	// Unauthenticated is gRPC calls refused for their token.
+	Unauthenticated uint64         `json:"grpc_unauthenticated"`
+	Streams         []streamStatus `json:"streams"`
 }
 
 type streamStatus struct {
@@ -171,6 +173,7 @@ func (a *app) authorityStatus() authorityStatus {
 		st.StreamsOpen = b.StreamsOpen.Load()
 		st.Asked, st.Reasked, st.TimedOut = b.Asked.Load(), b.Reasked.Load(), b.TimedOut.Load()
 		st.FellBack, st.Ignored = b.FellBack.Load(), b.Ignored.Load()
+		st.Unauthenticated = b.Unauthenticated.Load()
 		for _, bs := range a.bridge.Backends() {
 			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State,
 				LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})

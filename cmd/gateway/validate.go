@@ -52,6 +52,7 @@ func (p *parsed) validate() (*resolved, error) {
 		check("log-format", oneOf(s.LogFormat, "text", "json")),
 		check("log-level", r.logLevel.UnmarshalText([]byte(s.LogLevel))),
 		check("allowed-origins", checkOrigins(s.AllowedOrigins)),
+		check("allowed-hosts", checkHosts(s.AllowedHosts)),
 		check("grpc-token", checkToken(s.GRPCToken)),
 		check("authority-fallback", oneOf(s.AuthorityFallback, "open", "closed")),
 	}
@@ -103,6 +104,8 @@ func (p *parsed) validate() (*resolved, error) {
 		{"max-document-bytes", int64(s.MaxDocumentBytes), false},
 		{"max-opens-per-second", int64(s.MaxOpensPerSecond), true},
 		{"snapshot-every", int64(s.SnapshotEvery), false},
+		{"grpc-max-connections", int64(s.GRPCMaxConnections), false},
+		{"grpc-max-streams", int64(s.GRPCMaxStreams), false},
 	} {
 		errs = append(errs, check(n.name, positive(n.v, n.zero)))
 	}
@@ -295,6 +298,16 @@ func (p *parsed) prepareDataDir() error {
 	f.Close()
 	if err := os.Remove(name); err != nil {
 		return p.invalid("data-dir", err)
+	}
+	return nil
+}
+
+func checkHosts(hosts []string) error {
+	var ce *admission.ConfigError
+	if err := (admission.Config{AllowedHosts: hosts}).Validate(); errors.As(err, &ce) {
+		return fmt.Errorf("%q is not a host name or address without a port, or \"any\"", ce.Value)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
@@ -38,6 +41,8 @@ func (s *settings) admission() admission.Config {
 		Window:         s.RateWindow,
 		MaxAddresses:   s.RateAddresses,
 		AllowedOrigins: s.AllowedOrigins,
+		LoopbackHosts:  loopbackAddr(s.WSAddr),
+		AllowedHosts:   s.AllowedHosts,
 		TrustProxy:     s.TrustProxy,
 	}
 	if c.Limit == 0 {
@@ -80,4 +85,19 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		c.MaxOpensPerSecond = -1 // the flag's 0 turns the bound off
 	}
 	return c
+}
+
+// loopbackAddr reports whether addr (host:port, as -ws-addr) listens on
+// loopback only: localhost or a loopback address, not an empty host (every
+// interface).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }

@@ -20,6 +20,9 @@ const (
 // AnyOrigin, as the only entry of AllowedOrigins, turns the Origin rule off.
 const AnyOrigin = "any"
 
+// AnyHost, as the only entry of AllowedHosts, turns the Host rule off.
+const AnyHost = "any"
+
 // Config configures a Gate. The zero value works: 600 per 60 s, same-host
 // origins only, everyone anonymous.
 type Config struct {
@@ -39,6 +42,17 @@ type Config struct {
 	// off. A malformed entry never matches (see Validate).
 	AllowedOrigins []string
 
+	// LoopbackHosts turns the Host rule on: only a Host (any port) that is
+	// localhost, a loopback address (127.0.0.0/8, [::1]) or in AllowedHosts
+	// is admitted; others get 403 "host". Set it when the gateway listens
+	// on loopback only, against DNS rebinding (a page on a name rebound to
+	// 127.0.0.1 sends that name as its Host and its Origin).
+	LoopbackHosts bool
+	// AllowedHosts are host names or addresses, without a port, admitted
+	// besides loopback ones under the Host rule. The single entry "any"
+	// turns the rule off. A malformed entry never matches (see Validate).
+	AllowedHosts []string
+
 	// TrustProxy takes the peer address from the last X-Forwarded-For entry
 	// and TLS from X-Forwarded-Proto. Only set it behind a proxy that
 	// overwrites or appends these headers: otherwise any client can choose
@@ -50,7 +64,7 @@ type Config struct {
 	// IdentifyTimeout bounds one Identify call; zero means the default.
 	IdentifyTimeout time.Duration
 
-	// OnRefuse, when set, hears the reason of every refusal (limit, origin,
+	// OnRefuse, when set, hears the reason of every refusal (limit, host, origin,
 	// refused, identify-failed); metrics attach here. It must not block.
 	OnRefuse func(reason string)
 
@@ -81,16 +95,22 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate reports the first malformed AllowedOrigins entry. New accepts a
-// config that fails it (the bad entry just never matches); the binary calls
-// Validate at start-up to fail loudly instead.
+// Validate reports the first malformed AllowedOrigins or AllowedHosts
+// entry. New accepts a config that fails it (the bad entry just never
+// matches); the binary calls Validate at start-up to fail loudly instead.
 func (c Config) Validate() error {
-	if len(c.AllowedOrigins) == 1 && c.AllowedOrigins[0] == AnyOrigin {
-		return nil
+	if len(c.AllowedOrigins) != 1 || c.AllowedOrigins[0] != AnyOrigin {
+		for _, o := range c.AllowedOrigins {
+			if _, ok := normalOrigin(strings.TrimSuffix(o, "/")); !ok {
+				return &ConfigError{Field: "AllowedOrigins", Value: o}
+			}
+		}
 	}
-	for _, o := range c.AllowedOrigins {
-		if _, ok := normalOrigin(strings.TrimSuffix(o, "/")); !ok {
-			return &ConfigError{Field: "AllowedOrigins", Value: o}
+	if len(c.AllowedHosts) != 1 || c.AllowedHosts[0] != AnyHost {
+		for _, h := range c.AllowedHosts {
+			if _, ok := normalHost(h); !ok {
+				return &ConfigError{Field: "AllowedHosts", Value: h}
+			}
 		}
 	}
 	return nil

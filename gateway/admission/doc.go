@@ -3,8 +3,10 @@
 // notes section 2):
 //
 //  1. a rate limit per peer address (429, reason "limit", with Retry-After);
-//  2. the Origin rule (403, reason "origin");
-//  3. identification through an Identifier (401 with the identifier's
+//  2. the Host rule, when the gateway listens on loopback only (403, reason
+//     "host"): against DNS rebinding, only loopback names and an allow-list;
+//  3. the Origin rule (403, reason "origin");
+//  4. identification through an Identifier (401 with the identifier's
 //     reasons when it refuses; 500, reason "identify-failed", when it fails).
 //
 // A refused request gets a plain HTTP answer with the JSON body

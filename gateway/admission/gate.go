@@ -12,13 +12,14 @@ type Gate struct {
 	cfg     Config
 	lim     *limiter // nil when the rate limit is off
 	origins origins
+	hosts   hosts
 	counts  counts
 }
 
 // New returns a Gate for cfg; the zero Config works.
 func New(cfg Config) *Gate {
 	cfg = cfg.withDefaults()
-	g := &Gate{cfg: cfg, origins: newOrigins(cfg.AllowedOrigins)}
+	g := &Gate{cfg: cfg, origins: newOrigins(cfg.AllowedOrigins), hosts: newHosts(cfg.LoopbackHosts, cfg.AllowedHosts)}
 	if cfg.Limit > 0 {
 		g.lim = newLimiter(cfg.Limit, cfg.Window, cfg.MaxAddresses)
 	}
@@ -37,11 +38,14 @@ func (g *Gate) Admit(w http.ResponseWriter, r *http.Request) (Identity, bool) {
 	return id, true
 }
 
-// Check runs the checks in order (rate, origin, identity) without writing
+// Check runs the checks in order (rate, host, origin, identity) without writing
 // anything, returning the identity or the refusal Admit would write.
 func (g *Gate) Check(r *http.Request) (Identity, *Refusal) {
 	addr := PeerAddr(r, g.cfg.TrustProxy)
 	if ref := g.Rate(addr); ref != nil {
+		return Identity{}, ref
+	}
+	if ref := g.Host(r); ref != nil {
 		return Identity{}, ref
 	}
 	if ref := g.Origin(r); ref != nil {
@@ -73,6 +77,15 @@ func (g *Gate) Origin(r *http.Request) *Refusal {
 	}
 	g.refused(ReasonOrigin)
 	return refusal(http.StatusForbidden, ReasonOrigin, msgOrigin)
+}
+
+// Host applies the Host rule, refusing with 403 "host".
+func (g *Gate) Host(r *http.Request) *Refusal {
+	if g.hosts.allow(r) {
+		return nil
+	}
+	g.refused(ReasonHost)
+	return refusal(http.StatusForbidden, ReasonHost, msgHost)
 }
 
 // Identify asks the Identifier who p is. Its *Refusal comes back with a 4xx

@@ -167,7 +167,7 @@ func TestChecksRunInOrder(t *testing.T) {
 	if called != 0 {
 		t.Fatalf("identifier called %d times for refused requests", called)
 	}
-	want := map[string]uint64{ReasonLimit: 1, ReasonOrigin: 1, ReasonRefused: 0, ReasonIdentifyFailed: 0}
+	want := map[string]uint64{ReasonLimit: 1, ReasonHost: 0, ReasonOrigin: 1, ReasonRefused: 0, ReasonIdentifyFailed: 0}
 	if got := g.Refusals(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("refusals %v, want %v", got, want)
 	}

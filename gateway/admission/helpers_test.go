@@ -74,5 +74,6 @@ func wantRefused(t *testing.T, ok bool, res *http.Response, body string, status 
 const (
 	bodyLimit          = `{"reasons":[{"code":"limit","message":"too many requests from this address; retry later"}]}`
 	bodyOrigin         = `{"reasons":[{"code":"origin","message":"this origin may not connect"}]}`
+	bodyHost           = `{"reasons":[{"code":"host","message":"this host name may not be used to reach the gateway"}]}`
 	bodyIdentifyFailed = `{"reasons":[{"code":"identify-failed","message":"the peer could not be identified"}]}`
 )

@@ -9,6 +9,7 @@ import (
 const (
 	ReasonLimit          = "limit"
 	ReasonOrigin         = "origin"
+	ReasonHost           = "host"
 	ReasonIdentifyFailed = "identify-failed"
 	// ReasonRefused stands for an identifier's refusal in counts, and in the
 	// body of one that gave no reasons of its own.
@@ -54,6 +55,7 @@ func refusal(status int, code, msg string) *Refusal {
 const (
 	msgLimit          = "too many requests from this address; retry later"
 	msgOrigin         = "this origin may not connect"
+	msgHost           = "this host name may not be used to reach the gateway"
 	msgIdentifyFailed = "the peer could not be identified"
 	msgRefused        = "the peer was refused"
 )

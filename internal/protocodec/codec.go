@@ -26,7 +26,13 @@ type vtMarshaler interface {
 
 // Codec is a grpc encoding.CodecV2; give it to a server with
 // grpc.ForceServerCodecV2 and to a client with grpc.ForceCodecV2.
-type Codec struct{}
+type Codec struct {
+	// MaxBytes, when set, bounds the encoding of a message received into
+	// v; 0 leaves gRPC's own limit. A larger one is refused with
+	// ErrTooLarge before anything is decoded, so a request type that only
+	// names things cannot make a decoder copy megabytes.
+	MaxBytes func(v any) int
+}
 
 var fallback = encoding.GetCodecV2(grpcproto.Name)
 
@@ -68,7 +74,12 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 
 // Unmarshal checks data against v's descriptor, then decodes it with v's
 // generated code; a message without that code goes to gRPC's codec.
-func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	if c.MaxBytes != nil {
+		if max := c.MaxBytes(v); max > 0 && data.Len() > max {
+			return fmt.Errorf("%T of %d bytes, at most %d: %w", v, data.Len(), max, ErrTooLarge)
+		}
+	}
 	m, ok := v.(vtMessage)
 	if !ok {
 		return fallback.Unmarshal(data, v)
@@ -111,6 +122,8 @@ var (
 	ErrTooDeep = errors.New("messages nest too deeply")
 	// ErrFieldNumber is a field number past the largest protobuf allows.
 	ErrFieldNumber = errors.New("a field number is out of range")
+	// ErrTooLarge is a message past Codec.MaxBytes for its type.
+	ErrTooLarge = errors.New("the message is larger than its type allows")
 )
 
 // check walks b as a message of t's type, as protobuf-go's decoder would:
