@@ -210,7 +210,7 @@ func TestMetricsCountACommitOnceEach(t *testing.T) {
 	}
 
 	want := map[string]float64{
-		"weftgate_connections":                                      2,
+		"weftgate_connections_open":                                 2,
 		"weftgate_connections_total":                                2,
 		"weftgate_links":                                            2,
 		"weftgate_documents_open":                                   1,
@@ -250,7 +250,7 @@ func TestMetricsCountRefusalsByReason(t *testing.T) {
 	}
 
 	// A browser from a foreign origin is refused at the door.
-	code, body := ta.get(t, "/", http.Header{"Origin": {"https://elsewhere.example"}})
+	code, body := ta.get(t, "/", http.Header{"Origin": {"https://elsewhere.example"}, "Connection": {"Upgrade"}, "Upgrade": {"websocket"}})
 	if code != http.StatusForbidden || !strings.Contains(body, `"origin"`) {
 		t.Fatalf("foreign origin: %d %s", code, body)
 	}
