@@ -397,3 +397,56 @@ func TestProfilesOnlyOnTheAdminListener(t *testing.T) {
 		a.store.Close()
 	}
 }
+
+// /status and /metrics list every document: on a WebSocket listener off
+// loopback they are served only with -insecure-admin, and with -admin-addr
+// they move to the admin listener. /healthz and /readyz stay for load
+// balancers.
+func TestStatusAndMetricsStayOffAPublicListener(t *testing.T) {
+	for _, tc := range []struct {
+		args        []string
+		wsStatus    int
+		adminStatus int // 0: no admin listener
+	}{
+		{args: []string{"-ws-addr", "127.0.0.1:0"}, wsStatus: http.StatusOK},
+		{args: []string{"-ws-addr", "0.0.0.0:8080"}, wsStatus: http.StatusNotFound},
+		{args: []string{"-ws-addr", "0.0.0.0:8080", "-insecure-admin"}, wsStatus: http.StatusOK},
+		{args: []string{"-ws-addr", "0.0.0.0:8080", "-admin-addr", "127.0.0.1:0"}, wsStatus: http.StatusNotFound, adminStatus: http.StatusOK},
+	} {
+		p, res, err := parseAndValidate(append([]string{"-store", "memory"}, tc.args...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := newApp(p, res, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, admin := a.handlers()
+		get := func(h http.Handler, path string) int {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			return rec.Code
+		}
+		for _, path := range []string{"/status", "/metrics"} {
+			if got := get(ws, path); got != tc.wsStatus {
+				t.Errorf("%v: WebSocket listener %s: %d, want %d", tc.args, path, got, tc.wsStatus)
+			}
+			if admin != nil && get(admin, path) != tc.adminStatus {
+				t.Errorf("%v: admin listener %s: %d, want %d", tc.args, path, get(admin, path), tc.adminStatus)
+			}
+		}
+		health := ws
+		if admin != nil {
+			health = admin
+		}
+		if got := get(health, "/healthz"); got != http.StatusOK {
+			t.Errorf("%v: /healthz %d", tc.args, got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testDrain)
+		if err := a.gw.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		cancel()
+		a.store.Close()
+	}
+}

@@ -363,6 +363,11 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 	if !strings.Contains(p.logs(), `"msg":"drained"`) {
 		t.Errorf("no drained log:\n%s", p.logs())
 	}
+	for _, kv := range []string{`"surface_grpc_auth":"none"`, `"surface_status_metrics":"` + p.addrs.WS + `"`, `"surface_pprof":"off"`} {
+		if !strings.Contains(p.logs(), kv) {
+			t.Errorf("the listening line lacks %s", kv)
+		}
+	}
 	if _, err := auth.Recv(); status.Code(err) != codes.Unavailable {
 		t.Errorf("the authority stream ended with %v, want Unavailable", err)
 	}

@@ -58,6 +58,10 @@ func TestCommands(t *testing.T) {
 		stderr string
 	}{
 		{args: []string{"version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"--version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"-version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"version", "extra"}, code: exitSettings, stderr: `version takes no arguments (got "extra")`},
+		{args: []string{"--version", "-ws-addr", "x"}, code: exitSettings, stderr: "version takes no arguments"},
 		{args: []string{"help"}, code: exitOK, stdout: "-ws-addr"},
 		{args: []string{"-h"}, code: exitOK, stdout: "WEFTGATE_WS_ADDR"},
 		{args: []string{"launch"}, code: exitSettings, stderr: `unknown command "launch"`},

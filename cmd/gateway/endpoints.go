@@ -18,10 +18,15 @@ const (
 	maxScrapesInFlight = 4
 )
 
-// operatorRoutes adds /healthz, /readyz, /metrics and /status to mux.
-func (a *app) operatorRoutes(mux *http.ServeMux) {
+// operatorRoutes adds /healthz and /readyz to mux, and /metrics and /status
+// unless withStatus is false (the WebSocket listener is public and no admin
+// listener was set: they would list every document to anyone).
+func (a *app) operatorRoutes(mux *http.ServeMux, withStatus bool) {
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /readyz", a.readyz)
+	if !withStatus {
+		return
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: maxScrapesInFlight,

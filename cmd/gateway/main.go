@@ -29,9 +29,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		cmd, args = "version", args[1:]
 	}
 	switch cmd {
 	case "version":
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "gateway: version takes no arguments (got %q)\n", args[0])
+			return exitSettings
+		}
 		fmt.Fprintln(stdout, versionLine())
 		return exitOK
 	case "help":

@@ -29,6 +29,9 @@ type settings struct {
 	GRPCTLSKey   string
 	GRPCClientCA string
 	GRPCToken    string
+	// Exposure on purpose: off loopback without authentication.
+	InsecureGRPC  bool
+	InsecureAdmin bool
 	// The bridge: what answers when no backend claims a document.
 	AuthorityFallback string
 	QuestionTimeout   time.Duration
@@ -112,6 +115,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	str(&s.AuthorityFallback, "authority-fallback", "open", "what answers a question no backend claims: open (accept, as a standalone gateway) or closed (refuse with no-authority)")
 	dur(&s.QuestionTimeout, "question-timeout", 2*time.Second, "how long one backend has to answer a question before it is asked of the next (times the attempts, keep it under -judge-timeout)")
 	str(&s.GRPCToken, "grpc-token", "", "bearer `token` backends must present on gRPC (prefer the environment variable; never logged)")
+	fs.BoolVar(&s.InsecureGRPC, "insecure-grpc", false, "allow -grpc-addr off loopback with neither -grpc-token nor -grpc-client-ca (anyone who reaches it can read and write every document)")
+	fs.BoolVar(&s.InsecureAdmin, "insecure-admin", false, "allow /status and /metrics (and -pprof) on an address off loopback, where they list every document to anyone who reaches it")
 
 	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")
 	str(&s.DataDir, "data-dir", defaultDataDir, "`directory` of the embedded store (created if missing)")

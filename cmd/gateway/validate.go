@@ -106,6 +106,9 @@ func (p *parsed) validate() (*resolved, error) {
 	if err := firstOf(errs); err != nil {
 		return nil, err
 	}
+	if err := p.checkExposure(); err != nil {
+		return nil, err
+	}
 	if s.MaxCommitBytes > store.MaxRecordBytes {
 		// The store would refuse a commit the gateway accepted.
 		return nil, p.invalid("max-commit-bytes", fmt.Errorf("above the store's record limit of %d bytes", store.MaxRecordBytes))
@@ -294,4 +297,42 @@ func (p *parsed) prepareDataDir() error {
 		return p.invalid("data-dir", err)
 	}
 	return nil
+}
+
+// checkExposure refuses a start that would hand the documents to whoever
+// reaches a port: a gRPC listener off loopback is a full backend unless it
+// asks for a token or a client certificate, and an admin listener off
+// loopback lists every document. Each may be opened on purpose.
+func (p *parsed) checkExposure() error {
+	s := &p.s
+	if !onLoopback(s.GRPCAddr) && s.GRPCToken == "" && s.GRPCClientCA == "" && !s.InsecureGRPC {
+		return p.invalid("grpc-addr", errors.New("is not on loopback, and neither -grpc-token nor -grpc-client-ca is set: "+
+			"anyone who reaches it could read and write every document (set one, or -insecure-grpc to serve it so on purpose)"))
+	}
+	if s.AdminAddr != "" && !onLoopback(s.AdminAddr) && !s.InsecureAdmin {
+		return p.invalid("admin-addr", errors.New("is not on loopback: its /status and /metrics list every document "+
+			"to anyone who reaches it (bind it to loopback, or set -insecure-admin to serve it so on purpose)"))
+	}
+	return nil
+}
+
+// onLoopback reports whether addr can only be reached from this host: a
+// loopback IP or localhost. An empty host is every interface.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// statusServed reports whether /status and /metrics are served at all: on
+// the admin listener, or on the WebSocket listener when that is on loopback
+// or -insecure-admin says so.
+func (s *settings) statusServed() bool {
+	return s.AdminAddr != "" || onLoopback(s.WSAddr) || s.InsecureAdmin
 }
