@@ -60,6 +60,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return settingsFailed(stderr, err)
 	}
 	if cmd == "config" {
+		// What a start checks before it binds: the data directory too.
+		if err := p.checkDataDir(); err != nil {
+			return settingsFailed(stderr, err)
+		}
 		if err := p.printEffective(stdout); err != nil {
 			fmt.Fprintf(stderr, "gateway: %v\n", err)
 			return exitFailed

@@ -16,6 +16,7 @@ import (
 // WEFTGATE_* variable); the zero value is never used, defaults come from
 // bindFlags.
 type settings struct {
+	Config    string
 	WSAddr    string
 	WSPaths   list
 	AdminAddr string
@@ -99,6 +100,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	dur := fs.DurationVar
 	num := fs.IntVar
 
+	str(&s.Config, "config", "", "YAML `file` of settings, keyed by flag name; flags and the environment override it")
 	str(&s.WSAddr, "ws-addr", defaultWSAddr, "`address` of the WebSocket listener (port 0 picks a free one)")
 	s.WSPaths = list{"/", "/ws"}
 	fs.Var(&s.WSPaths, "ws-paths", "comma-separated URL `paths` that accept the aweft WebSocket")

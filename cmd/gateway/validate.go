@@ -5,13 +5,17 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
 )
@@ -112,6 +116,9 @@ func (p *parsed) validate() (*resolved, error) {
 	if s.MaxCommitBytes > store.MaxRecordBytes {
 		// The store would refuse a commit the gateway accepted.
 		return nil, p.invalid("max-commit-bytes", fmt.Errorf("above the store's record limit of %d bytes", store.MaxRecordBytes))
+	}
+	if err := p.adjust(); err != nil {
+		return nil, err
 	}
 
 	var err error
@@ -335,4 +342,71 @@ func onLoopback(addr string) bool {
 // or -insecure-admin says so.
 func (s *settings) statusServed() bool {
 	return s.AdminAddr != "" || onLoopback(s.WSAddr) || s.InsecureAdmin
+}
+
+// frameOverhead is what a commits frame adds around one commit: the gateway
+// bounds a commit by the message limit less this.
+const frameOverhead = gateway.DefaultMaxMessageBytes - gateway.DefaultMaxCommitBytes
+
+// adjust makes the settings what the packages will use, so that `gateway
+// config` and the settings log show the values in effect, and refuses
+// settings that contradict each other. A default that does not fit another
+// setting is lowered; a value the operator gave is an error instead.
+func (p *parsed) adjust() error {
+	s := &p.s
+	lim := s.MaxMessageBytes - frameOverhead
+	if lim < 1 {
+		return p.invalid("max-message-bytes", fmt.Errorf("leaves no room for a commit (at least %d bytes)", frameOverhead+1))
+	}
+	if int64(s.MaxCommitBytes) > lim {
+		if p.source["max-commit-bytes"] != fromDefault {
+			return p.invalid("max-commit-bytes", fmt.Errorf("above -max-message-bytes less %d (%d): a commit must fit the frame that delivers it", frameOverhead, lim))
+		}
+		s.MaxCommitBytes = int(lim)
+	}
+	if s.QuestionTimeout > bridge.DefaultMaxQuestionTimeout {
+		return p.invalid("question-timeout", fmt.Errorf("above the bridge's bound of %v", bridge.DefaultMaxQuestionTimeout))
+	}
+	if s.QuestionTimeout >= s.JudgeTimeout && p.source["question-timeout"] == fromDefault {
+		// The default shares a lowered -judge-timeout between the attempts.
+		s.QuestionTimeout = s.JudgeTimeout / bridge.DefaultMaxAttempts
+		if s.QuestionTimeout <= 0 {
+			return p.invalid("judge-timeout", errors.New("too short to share between a backend's attempts"))
+		}
+	}
+	if s.QuestionTimeout >= s.JudgeTimeout {
+		return p.invalid("question-timeout", fmt.Errorf("not shorter than -judge-timeout (%v): a commit would be refused authority-timeout before its backend's time is up", s.JudgeTimeout))
+	}
+	return nil
+}
+
+// checkDataDir fails as prepareDataDir would, without creating anything:
+// the directory, or the nearest part of its path that exists, must be a
+// writable directory. `gateway config` runs it.
+func (p *parsed) checkDataDir() error {
+	if p.s.Store != storeBolt {
+		return nil
+	}
+	dir := filepath.Clean(p.s.DataDir)
+	for {
+		fi, err := os.Stat(dir)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(dir) != dir {
+			dir = filepath.Dir(dir)
+			continue
+		}
+		if err != nil {
+			return p.invalid("data-dir", err)
+		}
+		if !fi.IsDir() {
+			return p.invalid("data-dir", fmt.Errorf("%s is not a directory", dir))
+		}
+		break
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return p.invalid("data-dir", fmt.Errorf("not writable: %w", err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
