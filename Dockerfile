@@ -1,7 +1,8 @@
 # weftgate: a static gateway binary in a distroless image, run as non-root.
 #
 #   docker build --build-arg VERSION=$(git describe --always) -t weftgate .
-#   docker run -e WEFTGATE_GRPC_TOKEN="$(openssl rand -hex 32)" \
+#   export WEFTGATE_GRPC_TOKEN="$(openssl rand -hex 32)"   # backends present it too
+#   docker run -e WEFTGATE_GRPC_TOKEN \
 #     -p 8080:8080 -p 127.0.0.1:9090:9090 -p 127.0.0.1:9100:9100 \
 #     -v weftgate-data:/data weftgate
 #
