@@ -32,7 +32,7 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		s.log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
-	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall)}
+	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall), logging.WithLevels(callLevel)}
 	rec := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		s.log.Error("panic in an RPC", "panic", fmt.Sprint(p))
 		return status.Error(codes.Internal, "internal error")
@@ -84,9 +84,26 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	}
 	ctx, err := s.authenticate(ctx)
 	if err != nil {
+		// Never reaches the logging interceptor: logged here, at INFO as
+		// a refused WebSocket handshake is.
 		s.stats.Unauthenticated.Add(1)
+		s.log.Info("call refused", "grpc.method", info.FullMethodName, "grpc.code", codes.Unauthenticated.String())
 	}
 	return ctx, err
+}
+
+// callLevel is the level a finished call is logged at. Calls are routine
+// (and a drain ends every stream with UNAVAILABLE), so they log at DEBUG; a
+// caller turned away logs at INFO, as a refused WebSocket handshake does;
+// only the server's own faults log above that.
+func callLevel(c codes.Code) logging.Level {
+	switch c {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return logging.LevelInfo
+	case codes.Internal, codes.Unknown, codes.DataLoss:
+		return logging.LevelError
+	}
+	return logging.LevelDebug
 }
 
 // errUnauthenticated says nothing about why: a caller without the token

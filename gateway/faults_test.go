@@ -23,7 +23,7 @@ import (
 
 // eventually waits for cond, checking every few milliseconds, up to 20 s.
 // It waits on a condition, never for a fixed time.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -138,7 +138,7 @@ func TestWriteTimeoutEndsAStalledSocket(t *testing.T) {
 	waitForLinks(t, ts.Server, "doc", 1)
 }
 
-func waitForLinks(t *testing.T, s *gateway.Server, name string, n int) {
+func waitForLinks(t testing.TB, s *gateway.Server, name string, n int) {
 	t.Helper()
 	eventually(t, "links", func() bool {
 		for _, d := range s.Documents(context.Background()) {

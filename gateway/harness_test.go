@@ -23,7 +23,7 @@ type testServer struct {
 	url  string
 }
 
-func startGateway(t *testing.T, cfg gateway.Config) *testServer {
+func startGateway(t testing.TB, cfg gateway.Config) *testServer {
 	t.Helper()
 	if cfg.PingInterval == 0 {
 		cfg.PingInterval = -1
@@ -38,7 +38,7 @@ func startGateway(t *testing.T, cfg gateway.Config) *testServer {
 	return ts
 }
 
-func (ts *testServer) stop(t *testing.T) {
+func (ts *testServer) stop(t testing.TB) {
 	if ts.http == nil {
 		return
 	}
@@ -51,7 +51,7 @@ func (ts *testServer) stop(t *testing.T) {
 	ts.http = nil
 }
 
-func dial(t *testing.T, url string, opts peer.Options) *peer.Peer {
+func dial(t testing.TB, url string, opts peer.Options) *peer.Peer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -78,7 +78,7 @@ func sharedPair(t *testing.T, url, name string) (*peer.Doc, *peer.Doc) {
 	return da, db
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx

@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
@@ -93,14 +95,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Reasons: []admission.Reason{{Code: string(ReasonShutdown), Message: "the gateway is shutting down"}}})
 		return
 	}
+	if !isUpgrade(r) {
+		// A probe or a browser's plain GET: answered before the rate
+		// limit counts it and before the authority is asked who it is.
+		w.Header().Set("Upgrade", "websocket")
+		w.Header().Set("Connection", "Upgrade")
+		http.Error(w, "this path accepts only a WebSocket upgrade", http.StatusUpgradeRequired)
+		return
+	}
 	id, ref := s.gate.Check(r)
 	if ref != nil {
-		if ref.Reasons[0].Code == admission.ReasonHost {
-			// An operator behind a proxy must learn which name to allow;
-			// the other refusals are the peer's business, and counted.
-			s.log.Info("handshake refused", "reason", admission.ReasonHost, "host", r.Host[:min(len(r.Host), 256)])
-		}
 		admission.WriteRefusal(w, ref)
+		codes := make([]string, len(ref.Reasons))
+		for i, x := range ref.Reasons {
+			codes[i] = x.Code
+		}
+		s.log.Info("handshake refused", "status", ref.Status, "reason", strings.Join(codes, ","),
+			"addr", admission.PeerAddr(r, s.cfg.Admission.TrustProxy), "path", r.URL.Path,
+			"host", r.Host[:min(len(r.Host), 256)])
 		return
 	}
 	opts := &websocket.AcceptOptions{
@@ -207,4 +219,11 @@ func waitCtx(ctx context.Context, wg *sync.WaitGroup) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// isUpgrade reports whether r asks for a WebSocket (RFC 6455 section 4.1:
+// both tokens, in any case, among comma-separated values).
+func isUpgrade(r *http.Request) bool {
+	return httpguts.HeaderValuesContainsToken(r.Header["Connection"], "upgrade") &&
+		httpguts.HeaderValuesContainsToken(r.Header["Upgrade"], "websocket")
 }

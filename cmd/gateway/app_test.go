@@ -216,7 +216,7 @@ func TestMetricsCountACommitOnceEach(t *testing.T) {
 	}
 
 	want := map[string]float64{
-		"weftgate_connections":                                      2,
+		"weftgate_connections_open":                                 2,
 		"weftgate_connections_total":                                2,
 		"weftgate_links":                                            2,
 		"weftgate_documents_open":                                   1,
@@ -256,7 +256,7 @@ func TestMetricsCountRefusalsByReason(t *testing.T) {
 	}
 
 	// A browser from a foreign origin is refused at the door.
-	code, body := ta.get(t, "/", http.Header{"Origin": {"https://elsewhere.example"}})
+	code, body := ta.get(t, "/", http.Header{"Origin": {"https://elsewhere.example"}, "Connection": {"Upgrade"}, "Upgrade": {"websocket"}})
 	if code != http.StatusForbidden || !strings.Contains(body, `"origin"`) {
 		t.Fatalf("foreign origin: %d %s", code, body)
 	}
@@ -394,6 +394,61 @@ func TestProfilesOnlyOnTheAdminListener(t *testing.T) {
 			if on && !strings.Contains(rec.Body.String(), "goroutine") {
 				t.Errorf("admin listener, %s: no profile in %.200q", path, rec.Body.String())
 			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), testDrain)
+		if err := a.gw.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		cancel()
+		a.store.Close()
+	}
+}
+
+// /status and /metrics list every document: on a WebSocket listener off
+// loopback they are served only with -insecure-admin, and with -admin-addr
+// they move to the admin listener. /healthz and /readyz stay for load
+// balancers.
+func TestStatusAndMetricsStayOffAPublicListener(t *testing.T) {
+	for _, tc := range []struct {
+		args        []string
+		wsStatus    int
+		adminStatus int // 0: no admin listener
+	}{
+		{args: []string{"-ws-addr", "127.0.0.1:0"}, wsStatus: http.StatusOK},
+		{args: []string{"-ws-addr", "0.0.0.0:8080"}, wsStatus: http.StatusNotFound},
+		{args: []string{"-ws-addr", "0.0.0.0:8080", "-insecure-admin"}, wsStatus: http.StatusOK},
+		{args: []string{"-ws-addr", "0.0.0.0:8080", "-admin-addr", "127.0.0.1:0"}, wsStatus: http.StatusNotFound, adminStatus: http.StatusOK},
+	} {
+		p, res, err := parseAndValidate(append([]string{"-store", "memory"}, tc.args...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := newApp(p, res, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, admin := a.handlers()
+		get := func(h http.Handler, path string) int {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.Host = "localhost" // a loopback listener answers loopback names only
+			h.ServeHTTP(rec, req)
+			return rec.Code
+		}
+		for _, path := range []string{"/status", "/metrics"} {
+			if got := get(ws, path); got != tc.wsStatus {
+				t.Errorf("%v: WebSocket listener %s: %d, want %d", tc.args, path, got, tc.wsStatus)
+			}
+			if admin != nil && get(admin, path) != tc.adminStatus {
+				t.Errorf("%v: admin listener %s: %d, want %d", tc.args, path, get(admin, path), tc.adminStatus)
+			}
+		}
+		health := ws
+		if admin != nil {
+			health = admin
+		}
+		if got := get(health, "/healthz"); got != http.StatusOK {
+			t.Errorf("%v: /healthz %d", tc.args, got)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), testDrain)
 		if err := a.gw.Shutdown(ctx); err != nil {

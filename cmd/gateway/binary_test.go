@@ -8,8 +8,10 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -259,15 +262,32 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 	if code, body := p.get("/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz: %d %q", code, body)
 	}
+	// No grpc_* series before the first call: they are not seeded for
+	// every method and code.
+	if _, metrics := p.get("/metrics"); strings.Contains(metrics, "\ngrpc_") {
+		t.Errorf("/metrics has grpc_* series before any call")
+	}
 	// The gRPC listener speaks gRPC: the standard health service answers.
 	cc, err := grpc.NewClient(p.addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer cc.Close()
 	hr, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
-	cc.Close()
 	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("gRPC health: %v %v", hr, err)
+	}
+	// A backend's authority stream is open when the drain begins; the
+	// drain ends it with UNAVAILABLE, which must not log a warning.
+	auth, err := v1.NewGatewayServiceClient(cc).Authority(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.Send(&v1.AuthorityRequest{Message: &v1.AuthorityRequest_Hello{Hello: &v1.Hello{Backend: "e2e"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.Recv(); err != nil {
+		t.Fatalf("authority welcome: %v", err)
 	}
 
 	// Peer a creates a document and commits into it; peer b, which joined
@@ -306,7 +326,7 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 		t.Errorf("/metrics lacks the gRPC call metrics: want %s", rpc)
 	}
 	for series, want := range map[string]string{
-		"weftgate_connections":              "2",
+		"weftgate_connections_open":         "2",
 		"weftgate_connections_total":        "2",
 		"weftgate_links":                    "2",
 		"weftgate_documents_open":           "1",
@@ -342,6 +362,22 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 	}
 	if !strings.Contains(p.logs(), `"msg":"drained"`) {
 		t.Errorf("no drained log:\n%s", p.logs())
+	}
+	for _, kv := range []string{`"surface_grpc_auth":"none"`, `"surface_status_metrics":"` + p.addrs.WS + `"`, `"surface_pprof":"off"`} {
+		if !strings.Contains(p.logs(), kv) {
+			t.Errorf("the listening line lacks %s", kv)
+		}
+	}
+	if _, err := auth.Recv(); status.Code(err) != codes.Unavailable {
+		t.Errorf("the authority stream ended with %v, want Unavailable", err)
+	}
+	for _, line := range strings.Split(p.logs(), "\n") {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("a clean SIGTERM logged %s", line)
+		}
+		if strings.Contains(line, `"msg":"finished call"`) {
+			t.Errorf("a gRPC call logged at INFO: %s", line)
+		}
 	}
 	if _, err := os.Stat(p.ready); !os.IsNotExist(err) {
 		t.Errorf("ready file still there after exit (%v)", err)

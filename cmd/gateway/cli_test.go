@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -58,6 +61,10 @@ func TestCommands(t *testing.T) {
 		stderr string
 	}{
 		{args: []string{"version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"--version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"-version"}, code: exitOK, stdout: "weftgate "},
+		{args: []string{"version", "extra"}, code: exitSettings, stderr: `version takes no arguments (got "extra")`},
+		{args: []string{"--version", "-ws-addr", "x"}, code: exitSettings, stderr: "version takes no arguments"},
 		{args: []string{"help"}, code: exitOK, stdout: "-ws-addr"},
 		{args: []string{"-h"}, code: exitOK, stdout: "WEFTGATE_WS_ADDR"},
 		{args: []string{"launch"}, code: exitSettings, stderr: `unknown command "launch"`},
@@ -81,5 +88,35 @@ func TestCommands(t *testing.T) {
 				t.Errorf("a refused start printed to stdout:\n%s", out)
 			}
 		})
+	}
+}
+
+// The image's settings (the Dockerfile's ENV) refuse to start without a
+// gRPC token, naming it, and start with one.
+func TestDockerImageSettingsNeedAToken(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue // the usage comment names the token too
+		}
+		for _, m := range regexp.MustCompile(`(WEFTGATE_[A-Z_]+)=(\S+)`).FindAllStringSubmatch(line, -1) {
+			env[m[1]] = m[2]
+		}
+	}
+	if env["WEFTGATE_GRPC_ADDR"] != "0.0.0.0:9090" || env["WEFTGATE_ADMIN_ADDR"] == "" {
+		t.Fatalf("the Dockerfile's ENV is not what this test expects: %v", env)
+	}
+	env["WEFTGATE_DATA_DIR"] = t.TempDir()
+	code, _, errOut := runCLI([]string{"config"}, env)
+	if code != exitSettings || !strings.Contains(errOut, "-grpc-addr") || !strings.Contains(errOut, "-grpc-token") {
+		t.Fatalf("the image without a token: exit %d, %s", code, errOut)
+	}
+	env["WEFTGATE_GRPC_TOKEN"] = "0123456789abcdef0123456789abcdef"
+	if code, _, errOut := runCLI([]string{"config"}, env); code != exitOK {
+		t.Fatalf("the image with a token: exit %d, %s", code, errOut)
 	}
 }

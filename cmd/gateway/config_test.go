@@ -182,6 +182,14 @@ func TestSettings(t *testing.T) {
 		{name: "client CA without server TLS", args: []string{"-grpc-client-ca", cert}, wantErr: []string{"-grpc-client-ca", "-grpc-tls-cert"}},
 		{name: "client CA that holds no certificate", args: []string{"-grpc-tls-cert", cert, "-grpc-tls-key", key, "-grpc-client-ca", notPEM}, wantErr: []string{"-grpc-client-ca", "no PEM"}},
 		{name: "short token", env: map[string]string{"WEFTGATE_GRPC_TOKEN": "abc"}, wantErr: []string{"-grpc-token", "WEFTGATE_GRPC_TOKEN", redacted}},
+		{name: "public gRPC without authentication", args: []string{"-grpc-addr", "0.0.0.0:9090"}, wantErr: []string{"-grpc-addr", "not on loopback", "-insecure-grpc"}},
+		{name: "gRPC on every interface without authentication", env: map[string]string{"WEFTGATE_GRPC_ADDR": ":9090"}, wantErr: []string{"-grpc-addr", "WEFTGATE_GRPC_ADDR", "-grpc-token"}},
+		{name: "public gRPC with a token", args: []string{"-grpc-addr", "0.0.0.0:9090"}, env: map[string]string{"WEFTGATE_GRPC_TOKEN": "0123456789abcdef"}},
+		{name: "public gRPC with mutual TLS", args: []string{"-grpc-addr", "10.1.2.3:9090", "-grpc-tls-cert", cert, "-grpc-tls-key", key, "-grpc-client-ca", cert}},
+		{name: "public gRPC on purpose", args: []string{"-grpc-addr", "0.0.0.0:9090", "-insecure-grpc"}},
+		{name: "gRPC on loopback by name and IPv6", args: []string{"-grpc-addr", "localhost:9090", "-admin-addr", "[::1]:9100"}},
+		{name: "public admin listener", args: []string{"-admin-addr", "0.0.0.0:9100"}, wantErr: []string{"-admin-addr", "not on loopback", "-insecure-admin"}},
+		{name: "public admin listener on purpose", args: []string{"-admin-addr", "0.0.0.0:9100", "-insecure-admin"}},
 		{name: "token with whitespace", args: []string{"-grpc-token", "0123456789abcdef 0123"}, wantErr: []string{"-grpc-token", "whitespace"}},
 	}
 	for _, tc := range tests {

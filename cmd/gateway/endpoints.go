@@ -20,11 +20,16 @@ const (
 	maxScrapesInFlight = 4
 )
 
-// operatorRoutes adds /healthz, /readyz, /metrics and /status to mux, each
-// behind guard.
-func (a *app) operatorRoutes(mux *http.ServeMux, guard func(http.Handler) http.Handler) {
+// operatorRoutes adds /healthz and /readyz to mux, and /metrics and /status
+// unless withStatus is false (the WebSocket listener is public and no admin
+// listener was set: they would list every document to anyone), each behind
+// guard.
+func (a *app) operatorRoutes(mux *http.ServeMux, guard func(http.Handler) http.Handler, withStatus bool) {
 	mux.Handle("GET /healthz", guard(http.HandlerFunc(a.healthz)))
 	mux.Handle("GET /readyz", guard(http.HandlerFunc(a.readyz)))
+	if !withStatus {
+		return
+	}
 	mux.Handle("GET /metrics", guard(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: maxScrapesInFlight,

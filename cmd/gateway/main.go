@@ -29,9 +29,15 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		cmd, args = "version", args[1:]
 	}
 	switch cmd {
 	case "version":
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "gateway: version takes no arguments (got %q)\n", args[0])
+			return exitSettings
+		}
 		fmt.Fprintln(stdout, versionLine())
 		return exitOK
 	case "help":
@@ -54,6 +60,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return settingsFailed(stderr, err)
 	}
 	if cmd == "config" {
+		// What a start checks before it binds: the data directory too.
+		if err := p.checkDataDir(); err != nil {
+			return settingsFailed(stderr, err)
+		}
 		if err := p.printEffective(stdout); err != nil {
 			fmt.Fprintf(stderr, "gateway: %v\n", err)
 			return exitFailed

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/protocol"
 )
 
 // statusTimeout bounds how long one scrape or status page waits for the
@@ -55,8 +59,10 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 var (
-	descBuild             = desc("build_info", "The running build; always 1.", "version", "goversion")
-	descConnections       = desc("connections", "WebSocket connections open now (one link each).")
+	descBuild = desc("build_info", "The running build; always 1.", "version", "goversion")
+	// Not weftgate_connections: OpenMetrics strips _total from the counter
+	// weftgate_connections_total, and the two would share a name.
+	descConnections       = desc("connections_open", "WebSocket connections open now (one link each).")
 	descConnsTotal        = desc("connections_total", "WebSocket connections accepted.")
 	descLinks             = desc("links", "Links open now, as listed on the status page.")
 	descDocuments         = desc("documents_open", "Documents held in memory.")
@@ -138,14 +144,14 @@ func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descPeerRefusals, float64(m.PeerRefusals.Load()))
 	counter(descSlowConsumers, float64(m.SlowConsumers.Load()))
 	var timeouts int64
-	for _, r := range m.Refusals() {
+	for _, r := range withKnown(m.Refusals(), knownRefusals) {
 		counter(descRefused, float64(r.N), r.Reason)
 		if r.Reason == string(gateway.ReasonAuthorityTimeout) {
 			timeouts = r.N
 		}
 	}
 	counter(descAuthorityTimeouts, float64(timeouts))
-	for _, f := range m.Faults() {
+	for _, f := range withKnown(m.Faults(), knownFaults) {
 		counter(descFaults, float64(f.N), f.Reason)
 	}
 
@@ -158,4 +164,60 @@ func boolf(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// knownRefusals and knownFaults are the reasons the gateway itself counts
+// commits refused and links ended for. Each is reported from the first
+// scrape, at 0 until it happens, so a rate() or an alert on a reason has a
+// series to read before the first event. (A backend's own refusal codes
+// appear once used.)
+var (
+	knownRefusals = reasonNames(
+		// Decode stage (format.md section 7).
+		protocol.MalformedHead, protocol.IndefiniteLength, protocol.NonCanonicalInteger, protocol.Truncated,
+		protocol.TrailingBytes, protocol.NestingTooDeep, protocol.IntegerOutOfRange, protocol.NonCanonicalFloat,
+		protocol.NonFiniteFloat, protocol.InvalidUTF8, protocol.UnsupportedMajor, protocol.UnsupportedSimple,
+		protocol.InvalidCommit, protocol.EmptyCommit, protocol.InvalidTag, protocol.DuplicateSlot,
+		protocol.DeltasOutOfOrder, protocol.InvalidDelta, protocol.UnknownDeltaType, protocol.MissingValue,
+		protocol.UnexpectedValue, protocol.InvalidID, protocol.InvalidRef, protocol.UnknownRefKind,
+		protocol.InvalidReference, protocol.UnknownEdgeKind, protocol.InvalidPosition,
+		// Apply stage.
+		protocol.KindConflict, protocol.MultipleAttach, protocol.SlotExists, protocol.SlotMissing, protocol.Unreachable,
+		// Bounds.
+		protocol.CommitTooLarge, protocol.TooManyDeltas, protocol.TooManyObservables, protocol.TooManySlots,
+		protocol.TooManyPendingCommit,
+		// The gateway's and the bridge's own.
+		gateway.ReasonStoreUnavailable, gateway.ReasonInternal, gateway.ReasonReadOnly, gateway.ReasonAuthorityTimeout,
+		bridge.ReasonNoAuthority, bridge.ReasonAuthorityBusy, bridge.ReasonQuestionTooLarge, bridge.ReasonAuthorityGone,
+	)
+	knownFaults = append(reasonNames(
+		gateway.ReasonSlowConsumer, gateway.ReasonShutdown, gateway.ReasonClosed,
+		protocol.BadFrame, protocol.NoTopic, protocol.NoDocument, protocol.RootMismatch, protocol.UnwantedState,
+		protocol.TooManyTopics,
+	), "undecodable")
+)
+
+func reasonNames(rs ...protocol.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = string(r)
+	}
+	return out
+}
+
+// withKnown is counts with every known reason added at 0, sorted.
+func withKnown(counts []gateway.Count, known []string) []gateway.Count {
+	seen := make(map[string]bool, len(counts))
+	out := slices.Clone(counts)
+	for _, c := range counts {
+		seen[c.Reason] = true
+	}
+	for _, k := range known {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, gateway.Count{Reason: k})
+		}
+	}
+	slices.SortFunc(out, func(a, b gateway.Count) int { return strings.Compare(a.Reason, b.Reason) })
+	return out
 }

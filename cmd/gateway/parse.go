@@ -22,21 +22,25 @@ type source int
 
 const (
 	fromDefault source = iota
+	fromFile
 	fromEnv
 	fromFlag
 )
 
-// parsed is the outcome of reading flags and the environment.
+// parsed is the outcome of reading flags, the environment and the config
+// file.
 type parsed struct {
 	s      settings
 	fs     *flag.FlagSet
 	source map[string]source
+	file   map[string]fileSetting // what the config file set, by flag name
 }
 
 // settingError names the setting that holds a value that cannot work.
 type settingError struct {
 	Name   string // flag name
 	Source source
+	File   string // the config file and line, when Source is fromFile
 	Value  string
 	Err    error
 }
@@ -48,6 +52,8 @@ func (e *settingError) Error() string {
 	}
 	where := ""
 	switch e.Source {
+	case fromFile:
+		where = " (from " + e.File + ")"
 	case fromEnv:
 		where = " (from " + envName(e.Name) + ")"
 	case fromDefault:
@@ -61,8 +67,9 @@ func (e *settingError) Unwrap() error { return e.Err }
 const redacted = "[redacted]"
 
 // parseSettings reads args, then the environment for every flag args did not
-// set (flag > environment > default). getenv returns "" for an unset
-// variable; an empty variable counts as unset.
+// set, then the config file (-config) for every flag neither set (flag >
+// environment > file > default). getenv returns "" for an unset variable;
+// an empty variable counts as unset.
 func parseSettings(args []string, getenv func(string) string, usage io.Writer) (*parsed, error) {
 	p := &parsed{fs: flag.NewFlagSet("gateway", flag.ContinueOnError), source: map[string]source{}}
 	bindFlags(p.fs, &p.s)
@@ -98,12 +105,32 @@ func parseSettings(args []string, getenv func(string) string, usage io.Writer) (
 	if err != nil {
 		return nil, err
 	}
+	if p.s.Config == "" {
+		return p, nil
+	}
+	p.file, err = readConfigFile(p.s.Config, p.fs)
+	if err != nil {
+		return nil, p.invalid("config", err)
+	}
+	for name, fset := range p.file {
+		if p.source[name] != fromDefault {
+			continue
+		}
+		if e := p.fs.Lookup(name).Value.Set(fset.value); e != nil {
+			return nil, &settingError{Name: name, Source: fromFile, File: fmt.Sprintf("%s line %d", p.s.Config, fset.line), Value: fset.value, Err: e}
+		}
+		p.source[name] = fromFile
+	}
 	return p, nil
 }
 
 // invalid is the error for a setting, carrying where its value came from.
 func (p *parsed) invalid(name string, err error) error {
-	return &settingError{Name: name, Source: p.source[name], Value: p.fs.Lookup(name).Value.String(), Err: err}
+	e := &settingError{Name: name, Source: p.source[name], Value: p.fs.Lookup(name).Value.String(), Err: err}
+	if e.Source == fromFile {
+		e.File = fmt.Sprintf("%s line %d", p.s.Config, p.file[name].line)
+	}
+	return e
 }
 
 // printUsage lists every setting with its variable and default.
@@ -112,7 +139,7 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "  serve    run the gateway (the default)\n")
 	fmt.Fprintf(w, "  config   print the effective settings as JSON, secrets redacted\n")
 	fmt.Fprintf(w, "  version  print the version\n\n")
-	fmt.Fprintf(w, "Every flag -name has the environment variable %sNAME (dashes become\nunderscores); a flag wins over the variable, the variable over the default.\n\n", envPrefix)
+	fmt.Fprintf(w, "Every flag -name has the environment variable %sNAME (dashes become\nunderscores) and the key name in the -config file (YAML); a flag wins over the\nvariable, the variable over the file, the file over the default.\n\n", envPrefix)
 	fs.VisitAll(func(f *flag.Flag) {
 		kind, usage := flag.UnquoteUsage(f)
 		if kind != "" {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -116,12 +117,12 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	ws = http.NewServeMux()
 	ws.Handle("/", a.gw)
 	if a.cfg.AdminAddr == "" {
-		a.operatorRoutes(ws, a.hostRule(a.cfg.WSAddr))
+		a.operatorRoutes(ws, a.hostRule(a.cfg.WSAddr), a.cfg.statusServed())
 		return ws, nil
 	}
 	admin = http.NewServeMux()
 	guard := a.hostRule(a.cfg.AdminAddr)
-	a.operatorRoutes(admin, guard)
+	a.operatorRoutes(admin, guard, true)
 	if a.cfg.Pprof {
 		profileRoutes(admin, guard)
 	}
@@ -240,8 +241,8 @@ func (a *app) run(ctx context.Context, ls *listeners, stopSignals func()) error 
 	grpcDone := make(chan error, 1)
 	go func() { grpcDone <- a.serveGRPC(grpcCtx, ls.grpc) }()
 
-	a.log.Info("listening", "version", buildVersion(), "ws", a.addrs.WS, "grpc", a.addrs.GRPC,
-		"admin", a.addrs.Admin, "tls", a.addrs.TLS, "grpc_tls", a.res.grpcTLS != nil, "store", a.cfg.Store)
+	a.log.Info("listening", append([]any{"version", buildVersion(), "ws", a.addrs.WS, "grpc", a.addrs.GRPC,
+		"admin", a.addrs.Admin, "tls", a.addrs.TLS, "grpc_tls", a.res.grpcTLS != nil, "store", a.cfg.Store}, a.surfaces()...)...)
 
 	var failed error
 	select {
@@ -327,4 +328,37 @@ type readOnly struct{ gateway.Authority }
 
 func (readOnly) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
 	gateway.Policy{ReadOnly: true}.Judge(req, reply)
+}
+
+// surfaces says, for the start-up log, what is served where and who may
+// use it.
+func (a *app) surfaces() []any {
+	ws := a.addrs.WS + " " + strings.Join(a.cfg.WSPaths, ",")
+	health, status := a.addrs.WS, a.addrs.WS
+	if a.addrs.Admin != "" {
+		health, status = a.addrs.Admin, a.addrs.Admin
+	} else if !a.cfg.statusServed() {
+		status = "off (the WebSocket listener is not on loopback; set -admin-addr)"
+	}
+	pprof := "off"
+	if a.cfg.Pprof {
+		pprof = a.addrs.Admin
+	}
+	var auth []string
+	if a.cfg.GRPCToken != "" {
+		auth = append(auth, "token")
+	}
+	if a.cfg.GRPCClientCA != "" {
+		auth = append(auth, "client-certificate")
+	}
+	if len(auth) == 0 {
+		auth = append(auth, "none")
+	}
+	return []any{
+		"surface_websocket", ws,
+		"surface_health", health + " /healthz,/readyz",
+		"surface_status_metrics", status,
+		"surface_pprof", pprof,
+		"surface_grpc_auth", strings.Join(auth, "+"),
+	}
 }

@@ -17,6 +17,7 @@ import (
 // WEFTGATE_* variable); the zero value is never used, defaults come from
 // bindFlags.
 type settings struct {
+	Config    string
 	WSAddr    string
 	WSPaths   list
 	AdminAddr string
@@ -33,6 +34,9 @@ type settings struct {
 	// Bounds of the gRPC listener before any call is authenticated.
 	GRPCMaxConnections int
 	GRPCMaxStreams     int
+	// Exposure on purpose: off loopback without authentication.
+	InsecureGRPC  bool
+	InsecureAdmin bool
 	// The bridge: what answers when no backend claims a document.
 	AuthorityFallback string
 	QuestionTimeout   time.Duration
@@ -107,6 +111,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	dur := fs.DurationVar
 	num := fs.IntVar
 
+	str(&s.Config, "config", "", "YAML `file` of settings, keyed by flag name; flags and the environment override it")
 	str(&s.WSAddr, "ws-addr", defaultWSAddr, "`address` of the WebSocket listener (port 0 picks a free one)")
 	s.WSPaths = list{"/", "/ws"}
 	fs.Var(&s.WSPaths, "ws-paths", "comma-separated URL `paths` that accept the aweft WebSocket")
@@ -125,6 +130,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	num(&s.GRPCMaxConnections, "grpc-max-connections", defaultGRPCMaxConnections, "gRPC connections open at once; more wait to be accepted until one closes")
 	num(&s.GRPCMaxStreams, "grpc-max-streams", bridge.DefaultMaxConcurrentStreams, "gRPC calls open at once on one connection; a client queues more until one ends")
 	str(&s.GRPCToken, "grpc-token", "", "bearer `token` backends must present on gRPC (prefer the environment variable; never logged)")
+	fs.BoolVar(&s.InsecureGRPC, "insecure-grpc", false, "allow -grpc-addr off loopback with neither -grpc-token nor -grpc-client-ca (anyone who reaches it can read and write every document)")
+	fs.BoolVar(&s.InsecureAdmin, "insecure-admin", false, "allow /status and /metrics (and -pprof) on an address off loopback, where they list every document to anyone who reaches it")
 
 	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")
 	str(&s.DataDir, "data-dir", defaultDataDir, "`directory` of the embedded store (created if missing)")

@@ -154,10 +154,10 @@ func countersOf(m *gateway.Metrics, st gateway.Status) counters {
 		Faults:           map[string]int64{},
 		Handshakes:       map[string]int64{},
 	}
-	for _, r := range m.Refusals() {
+	for _, r := range withKnown(m.Refusals(), knownRefusals) {
 		c.Refused[r.Reason] = r.N
 	}
-	for _, f := range m.Faults() {
+	for _, f := range withKnown(m.Faults(), knownFaults) {
 		c.Faults[f.Reason] = f.N
 	}
 	for k, v := range st.Handshakes {

@@ -5,13 +5,17 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
 )
@@ -112,9 +116,15 @@ func (p *parsed) validate() (*resolved, error) {
 	if err := firstOf(errs); err != nil {
 		return nil, err
 	}
+	if err := p.checkExposure(); err != nil {
+		return nil, err
+	}
 	if s.MaxCommitBytes > store.MaxRecordBytes {
 		// The store would refuse a commit the gateway accepted.
 		return nil, p.invalid("max-commit-bytes", fmt.Errorf("above the store's record limit of %d bytes", store.MaxRecordBytes))
+	}
+	if err := p.adjust(); err != nil {
+		return nil, err
 	}
 
 	var err error
@@ -310,4 +320,115 @@ func checkHosts(hosts []string) error {
 		return err
 	}
 	return nil
+}
+
+// checkExposure refuses a start that would hand the documents to whoever
+// reaches a port: a gRPC listener off loopback is a full backend unless it
+// asks for a token or a client certificate, and an admin listener off
+// loopback lists every document. Each may be opened on purpose.
+func (p *parsed) checkExposure() error {
+	s := &p.s
+	if !onLoopback(s.GRPCAddr) && s.GRPCToken == "" && s.GRPCClientCA == "" && !s.InsecureGRPC {
+		return p.invalid("grpc-addr", errors.New("is not on loopback, and neither -grpc-token nor -grpc-client-ca is set: "+
+			"anyone who reaches it could read and write every document (set one, or -insecure-grpc to serve it so on purpose)"))
+	}
+	if s.AdminAddr != "" && !onLoopback(s.AdminAddr) && !s.InsecureAdmin {
+		return p.invalid("admin-addr", errors.New("is not on loopback: its /status and /metrics list every document "+
+			"to anyone who reaches it (bind it to loopback, or set -insecure-admin to serve it so on purpose)"))
+	}
+	return nil
+}
+
+// onLoopback reports whether addr can only be reached from this host: a
+// loopback IP or localhost. An empty host is every interface.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// statusServed reports whether /status and /metrics are served at all: on
+// the admin listener, or on the WebSocket listener when that is on loopback
+// or -insecure-admin says so.
+func (s *settings) statusServed() bool {
+	return s.AdminAddr != "" || onLoopback(s.WSAddr) || s.InsecureAdmin
+}
+
+// frameOverhead is what a commits frame adds around one commit: the gateway
+// bounds a commit by the message limit less this.
+const frameOverhead = gateway.DefaultMaxMessageBytes - gateway.DefaultMaxCommitBytes
+
+// adjust makes the settings what the packages will use, so that `gateway
+// config` and the settings log show the values in effect, and refuses
+// settings that contradict each other. A default that does not fit another
+// setting is lowered; a value the operator gave is an error instead.
+func (p *parsed) adjust() error {
+	s := &p.s
+	lim := s.MaxMessageBytes - frameOverhead
+	if lim < 1 {
+		return p.invalid("max-message-bytes", fmt.Errorf("leaves no room for a commit (at least %d bytes)", frameOverhead+1))
+	}
+	if int64(s.MaxCommitBytes) > lim {
+		if p.source["max-commit-bytes"] != fromDefault {
+			return p.invalid("max-commit-bytes", fmt.Errorf("above -max-message-bytes less %d (%d): a commit must fit the frame that delivers it", frameOverhead, lim))
+		}
+		s.MaxCommitBytes = int(lim)
+	}
+	if int64(s.MaxDocumentBytes) > lim {
+		if p.source["max-document-bytes"] != fromDefault {
+			return p.invalid("max-document-bytes", fmt.Errorf("above -max-message-bytes less %d (%d): a joiner must receive the state in one message", frameOverhead, lim))
+		}
+		s.MaxDocumentBytes = int(lim)
+	}
+	if s.QuestionTimeout > bridge.DefaultMaxQuestionTimeout {
+		return p.invalid("question-timeout", fmt.Errorf("above the bridge's bound of %v", bridge.DefaultMaxQuestionTimeout))
+	}
+	if s.QuestionTimeout >= s.JudgeTimeout && p.source["question-timeout"] == fromDefault {
+		// The default shares a lowered -judge-timeout between the attempts.
+		s.QuestionTimeout = s.JudgeTimeout / bridge.DefaultMaxAttempts
+		if s.QuestionTimeout <= 0 {
+			return p.invalid("judge-timeout", errors.New("too short to share between a backend's attempts"))
+		}
+	}
+	if s.QuestionTimeout >= s.JudgeTimeout {
+		return p.invalid("question-timeout", fmt.Errorf("not shorter than -judge-timeout (%v): a commit would be refused authority-timeout before its backend's time is up", s.JudgeTimeout))
+	}
+	return nil
+}
+
+// checkDataDir fails as prepareDataDir would, without creating anything:
+// the directory, or the nearest part of its path that exists, must be a
+// writable directory. `gateway config` runs it.
+func (p *parsed) checkDataDir() error {
+	if p.s.Store != storeBolt {
+		return nil
+	}
+	dir := filepath.Clean(p.s.DataDir)
+	for {
+		fi, err := os.Stat(dir)
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(dir) != dir {
+			dir = filepath.Dir(dir)
+			continue
+		}
+		if err != nil {
+			return p.invalid("data-dir", err)
+		}
+		if !fi.IsDir() {
+			return p.invalid("data-dir", fmt.Errorf("%s is not a directory", dir))
+		}
+		break
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return p.invalid("data-dir", fmt.Errorf("not writable: %w", err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

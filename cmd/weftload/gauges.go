@@ -20,7 +20,7 @@ import (
 const (
 	metricRSS   = "process_resident_memory_bytes"
 	metricHeap  = "go_memstats_heap_inuse_bytes"
-	metricConns = "weftgate_connections"
+	metricConns = "weftgate_connections_open"
 	// maxMetricsBytes bounds one scrape read.
 	maxMetricsBytes = 8 << 20
 	// scrapeTimeout bounds one scrape.

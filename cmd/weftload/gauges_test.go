@@ -13,7 +13,7 @@ func TestParseGauges(t *testing.T) {
 # TYPE process_resident_memory_bytes gauge
 process_resident_memory_bytes 1.2345e+07
 go_memstats_heap_inuse_bytes 4.5e+06
-weftgate_connections 10000
+weftgate_connections_open 10000
 weftgate_commits_refused_total{reason="x"} 3
 `
 	g, err := parseGauges(strings.NewReader(page))
@@ -26,7 +26,7 @@ weftgate_commits_refused_total{reason="x"} 3
 	if _, err := parseGauges(strings.NewReader("up 1\n")); err == nil {
 		t.Error("a page without the gauges was read")
 	}
-	if _, err := parseGauges(strings.NewReader("weftgate_connections many\n")); err == nil {
+	if _, err := parseGauges(strings.NewReader("weftgate_connections_open many\n")); err == nil {
 		t.Error("a bad number was read")
 	}
 }
