@@ -8,7 +8,7 @@ const (
 	ReasonNoAuthority protocol.Reason = "no-authority"
 	// ReasonAuthorityTimeout: claimants existed but none answered in time
 	// (or their streams ended first) and the policy is closed.
-	ReasonAuthorityTimeout protocol.Reason = "authority-timeout"
+	ReasonAuthorityTimeout = protocol.AuthorityTimeout
 	// ReasonAuthorityBusy: every claimant's stream, or the document, has
 	// as many questions unanswered as its bound allows.
 	ReasonAuthorityBusy protocol.Reason = "authority-busy"
@@ -27,8 +27,8 @@ const (
 	ReasonDuplicateWriteID     protocol.Reason = "duplicate-write-id"
 	ReasonTooManyPendingWrites protocol.Reason = "too-many-pending-writes"
 	ReasonOriginTooLong        protocol.Reason = "origin-too-long"
-	ReasonStoreUnavailable     protocol.Reason = "store-unavailable"
-	ReasonInternal             protocol.Reason = "internal"
+	ReasonStoreUnavailable     = protocol.StoreUnavailable
+	ReasonInternal             = protocol.Internal
 	// ReasonUnavailable: the gateway is shutting down or the call ended.
 	ReasonUnavailable protocol.Reason = "unavailable"
 

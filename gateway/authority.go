@@ -106,4 +106,4 @@ func (p Policy) Judge(req *AcceptRequest, reply func(Verdict)) {
 func (p Policy) MayOpen(_ OpenRequest, reply func(error)) { reply(nil) }
 
 // ReasonAuthorityTimeout refuses a commit whose verdict did not come in time.
-const ReasonAuthorityTimeout protocol.Reason = "authority-timeout"
+const ReasonAuthorityTimeout = protocol.AuthorityTimeout

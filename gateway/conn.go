@@ -107,6 +107,12 @@ type endReason struct {
 	status  websocket.StatusCode
 }
 
+// slow says the peer did not keep up: its backlog passed its bound, or a
+// write to it timed out. Both count as slow consumers.
+func (r *endReason) slow() bool {
+	return r.fault == ReasonSlowConsumer || r.fault == ReasonWriteTimeout
+}
+
 // frameCredit is released when every commit of one commits frame settled,
 // so a connection has at most MaxFramesInFlight frames waiting.
 type frameCredit struct {
@@ -147,7 +153,7 @@ func (c *conn) end(r *endReason) {
 	if c.ended {
 		// A timed-out write closes the socket under the reader, which may
 		// report the end first as closed: the writer's diagnosis wins.
-		upgrade := r.fault == ReasonSlowConsumer && c.endErr != nil && c.endErr.fault == ReasonClosed
+		upgrade := r.slow() && c.endErr != nil && c.endErr.fault == ReasonClosed
 		if upgrade {
 			c.endErr = r
 		}
@@ -161,7 +167,7 @@ func (c *conn) end(r *endReason) {
 	c.endErr = r
 	c.queue = nil
 	c.mu.Unlock()
-	if r.fault == ReasonSlowConsumer {
+	if r.slow() {
 		c.srv.metrics.slowConsumer()
 	}
 	c.cancel()
@@ -512,7 +518,7 @@ func (c *conn) write() bool {
 	ok := c.writeFrames(frames)
 	if !c.guard.Stop() && ok {
 		// It fired as the last write ended: the socket is closed all the same.
-		c.end(&endReason{fault: ReasonSlowConsumer, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
+		c.end(&endReason{fault: ReasonWriteTimeout, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
 		return false
 	}
 	return ok
@@ -529,7 +535,7 @@ func (c *conn) writeFrames(frames []frame.Frame) bool {
 			return false
 		}
 		if err = c.ws.Write(ctx, websocket.MessageBinary, c.out); err != nil {
-			c.end(&endReason{fault: ReasonSlowConsumer, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
+			c.end(&endReason{fault: ReasonWriteTimeout, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
 			return false
 		}
 	}
@@ -554,7 +560,7 @@ func (c *conn) close() {
 	if r == nil {
 		r = &endReason{status: websocket.StatusGoingAway}
 	}
-	if r.fault == ReasonSlowConsumer {
+	if r.slow() {
 		// Best effort: the peer hears why before the close.
 		c.link.FaultLink(r.fault, r.message)
 		ctx, cancel := context.WithTimeout(c.ioCtx, time.Second)

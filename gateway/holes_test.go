@@ -199,10 +199,9 @@ func TestIdleDocumentsMakeRoomAtTheBound(t *testing.T) {
 		}
 		p.Close()
 	}
-	// Those were never stored (no commit landed), so they go at once.
-	eventually(t, "the empty documents to go", func() bool {
+	eventually(t, "the new documents to be idle", func() bool {
 		for _, info := range ts.Documents(context.Background()) {
-			if info.Cursor == 0 {
+			if info.Links > 0 {
 				return false
 			}
 		}

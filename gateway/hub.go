@@ -39,7 +39,8 @@ type hub struct {
 	// stored says the store holds the document. A peer's new document is
 	// stored with its first landed commit, so a creation that is refused,
 	// or never gets its state, writes nothing.
-	stored bool
+	stored   bool
+	creating bool // an empty creation's snapshot is being stored
 	// size bounds the document's encoded state from above: exact when
 	// measured, plus the bytes of every commit since (a commit grows a
 	// state by at most its own size). Past MaxDocumentBytes it is measured.
@@ -254,7 +255,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 }
 
 func (h *hub) unloadable() bool {
-	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 && len(h.loadWait) == 0 &&
+	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 && len(h.loadWait) == 0 && !h.creating &&
 		len(h.unflushed) == 0 && len(h.appending) == 0
 }
 
@@ -398,6 +399,31 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 	h.creator = m
 	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(func() { h.creatorLate(m) }) })
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
+}
+
+// storeEmpty stores a new empty document, which no commit will store. An
+// append that overtakes it stores the same creation first; the later of the
+// two is harmless (the same root at cursor 0).
+func (h *hub) storeEmpty() {
+	if h.stored || h.creating || h.doc == nil {
+		return
+	}
+	h.creating = true
+	root, kind := h.doc.Root()
+	snap := store.Snapshot{Cursor: h.cursor, Root: root, RootKind: uint8(kind)}
+	name, st, ctx, log := h.name, h.srv.store, h.srv.ctx, h.srv.log
+	h.srv.track(func() {
+		err := st.PutSnapshot(ctx, name, snap)
+		h.post(func() {
+			h.creating = false
+			if err != nil {
+				log.Error("create document", "document", name, "err", err)
+			} else if h.doc != nil && h.cursor == 0 {
+				h.stored = true
+			}
+			h.maybeIdle()
+		})
+	})
 }
 
 // creatorLate ends a creation whose state did not come within StateTimeout:
@@ -667,8 +693,10 @@ func (h *hub) stateArrived(c *conn, st commit.Commit) {
 		return
 	}
 	if len(diff.Deltas) == 0 {
-		// An empty document: nothing to judge or store until a commit lands.
+		// An empty document carries no content to judge (MayOpen, told the
+		// open creates, already allowed the creation): store it as such.
 		h.creatorDone()
+		h.storeEmpty()
 		h.runWaiting()
 		return
 	}

@@ -36,7 +36,7 @@ func (m *Metrics) peerRefused()    { m.PeerRefusals.Add(1) }
 func (m *Metrics) slowConsumer()   { m.SlowConsumers.Add(1) }
 
 func (m *Metrics) refused(err error) {
-	code := "internal"
+	code := string(ReasonInternal)
 	if rs := reasonsOf(err); len(rs) > 0 {
 		code = rs[0].Code
 	}

@@ -12,9 +12,9 @@ import (
 const (
 	// SlowConsumer: the socket did not take frames as fast as the link made
 	// them, and the backlog passed Options.MaxBacklogBytes.
-	SlowConsumer protocol.Reason = "slow-consumer"
+	SlowConsumer = protocol.SlowConsumer
 	// Internal: a frame the link produced did not encode, a defect.
-	Internal protocol.Reason = "internal"
+	Internal = protocol.Internal
 )
 
 // ErrClosed is returned by calls on a Peer, or a Doc of one, after the link

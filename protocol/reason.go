@@ -70,6 +70,29 @@ const (
 	TooManyPendingCommit Reason = "too-many-pending-commits"
 )
 
+// Service reasons: weftgate's own outcomes that more than one of its
+// packages gives (the gateway, the bridge, the store, the Go peer). They are
+// defined here once so that one string means one thing everywhere; each
+// package names them under its own constants. README.md says what a client
+// or operator should do about each.
+const (
+	// SlowConsumer ends a link whose bytes queued toward its socket passed
+	// their bound: it did not read as fast as its documents changed.
+	SlowConsumer Reason = "slow-consumer"
+	// WriteTimeout ends a link whose socket did not take one write within
+	// the write timeout: the peer stopped reading, or its network did.
+	WriteTimeout Reason = "write-timeout"
+	// Closed is the local end of a link (or a call) whose socket went away.
+	Closed Reason = "closed"
+	// StoreUnavailable refuses what the store could not make durable or
+	// load. Retry later.
+	StoreUnavailable Reason = "store-unavailable"
+	// AuthorityTimeout refuses what no authority answered in time.
+	AuthorityTimeout Reason = "authority-timeout"
+	// Internal is a defect: the gateway failed rather than answered.
+	Internal Reason = "internal"
+)
+
 // Error is a refusal with a stable reason, a message for people, and the
 // path of text steps from the document root to the target when it is known
 // (nil when it is not: the spec's null).

@@ -188,10 +188,12 @@ var (
 		protocol.TooManyPendingCommit,
 		// The gateway's and the bridge's own.
 		gateway.ReasonStoreUnavailable, gateway.ReasonInternal, gateway.ReasonReadOnly, gateway.ReasonAuthorityTimeout,
+		gateway.ReasonDocumentTooLarge,
 		bridge.ReasonNoAuthority, bridge.ReasonAuthorityBusy, bridge.ReasonQuestionTooLarge, bridge.ReasonAuthorityGone,
 	)
 	knownFaults = append(reasonNames(
-		gateway.ReasonSlowConsumer, gateway.ReasonShutdown, gateway.ReasonClosed,
+		gateway.ReasonSlowConsumer, gateway.ReasonWriteTimeout, gateway.ReasonShutdown, gateway.ReasonClosed,
+		gateway.ReasonStateTimeout, gateway.ReasonTooManyOpens, gateway.ReasonDocumentTooLarge,
 		protocol.BadFrame, protocol.NoTopic, protocol.NoDocument, protocol.RootMismatch, protocol.UnwantedState,
 		protocol.TooManyTopics,
 	), "undecodable")

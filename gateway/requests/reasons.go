@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"github.com/weftgate/weftgate/gateway/admission"
+
+	"github.com/weftgate/weftgate/protocol"
 )
 
 // Error reasons of answers (client notes section 9), plus busy, ours.
@@ -11,7 +13,7 @@ const (
 	ReasonMissing = "missing"
 	ReasonRefused = "refused"
 	ReasonFailed  = "failed"
-	ReasonClosed  = "closed"
+	ReasonClosed  = string(protocol.Closed)
 	ReasonNotData = "not-data"
 	// ReasonBusy answers a request past Config.MaxInFlight: the socket has
 	// that many calls unanswered. The client may ask again after an answer.

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"strings"
+
+	"github.com/weftgate/weftgate/protocol"
 )
 
 // Reason is a stable code for a store outcome. The strings never change
@@ -15,7 +17,7 @@ const (
 	// stored is intact; appends are refused until a probe write succeeds.
 	// When an Append fails with it, the records may or may not have landed:
 	// read Info before choosing the next cursor.
-	Unavailable Reason = "store-unavailable"
+	Unavailable = Reason(protocol.StoreUnavailable)
 	// Closed: the store was closed.
 	Closed Reason = "store-closed"
 	// Corrupt: stored bytes did not decode; the store is not trusted.

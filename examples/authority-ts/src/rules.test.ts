@@ -12,6 +12,7 @@ function q(origin: Origin__Output, ...slots: [string[] | null, Value__Output | n
     document: 'board:1',
     cursor: '0',
     origin,
+    state: false,
     commit: {
       encoded: '',
       tag: '',
