@@ -27,8 +27,8 @@ const (
 	ReasonDuplicateWriteID     protocol.Reason = "duplicate-write-id"
 	ReasonTooManyPendingWrites protocol.Reason = "too-many-pending-writes"
 	ReasonOriginTooLong        protocol.Reason = "origin-too-long"
-	ReasonStoreUnavailable     = protocol.StoreUnavailable
-	ReasonInternal             = protocol.Internal
+	ReasonStoreUnavailable                     = protocol.StoreUnavailable
+	ReasonInternal                             = protocol.Internal
 	// ReasonUnavailable: the gateway is shutting down or the call ended.
 	ReasonUnavailable protocol.Reason = "unavailable"
 

@@ -8,8 +8,8 @@ import (
 
 // Reasons an Ended event carries that never cross the wire.
 const (
-	Left   protocol.Reason = "left"   // the peer sent leave, or we called Leave
-	Closed = protocol.Closed // the link ended
+	Left   protocol.Reason = "left"          // the peer sent leave, or we called Leave
+	Closed                 = protocol.Closed // the link ended
 )
 
 // Errors for calls the application should not have made. Outcomes that have
