@@ -22,7 +22,7 @@ type hub struct {
 	name    string
 	srv     *Server
 	inbox   chan func()
-	replies chan func()
+	replies replyQueue
 	done    chan struct{}
 	evict   chan struct{} // closed by the registry to drop an idle hub at its bound
 	refs    int           // guarded by srv.reg.mu
@@ -125,7 +125,7 @@ func newHub(s *Server, name string) *hub {
 		name:    name,
 		srv:     s,
 		inbox:   make(chan func(), 1024),
-		replies: make(chan func(), 64),
+		replies: replyQueue{wake: make(chan struct{}, 1)},
 		done:    make(chan struct{}),
 		evict:   make(chan struct{}),
 		members: make(map[*conn]*member),
@@ -169,8 +169,8 @@ func (h *hub) run() {
 		select {
 		case fn := <-h.inbox:
 			fn()
-		case fn := <-h.replies:
-			fn()
+		case <-h.replies.wake:
+			h.replies.run()
 		case <-idle.C:
 			h.idleArmed = false
 			if h.unloadable() && h.srv.reg.tryUnload(h) {
@@ -293,8 +293,8 @@ func (h *hub) drain() {
 		select {
 		case fn := <-h.inbox:
 			fn()
-		case fn := <-h.replies:
-			fn()
+		case <-h.replies.wake:
+			h.replies.run()
 		case <-deadline:
 			h.srv.log.Warn("shutdown left commits unsettled", "document", h.name, "pending", len(h.pending))
 			return
@@ -354,9 +354,40 @@ func (g *replyGate) reply(fn func()) {
 		return
 	}
 	g.mu.Unlock()
+	g.h.replies.push(fn)
+}
+
+// replyQueue carries the authority's answers to the hub without ever
+// blocking the answerer: a bridge stream's receive loop answers for every
+// document it judges, so one document busy in a store call must not hold it
+// (and with it every other document on that stream). It is bounded by what
+// may be outstanding: MaxInFlightVerdicts verdicts, and one answer per open
+// or load under way.
+type replyQueue struct {
+	mu   sync.Mutex
+	q    []func()
+	wake chan struct{}
+}
+
+func (r *replyQueue) push(fn func()) {
+	r.mu.Lock()
+	r.q = append(r.q, fn)
+	r.mu.Unlock()
 	select {
-	case g.h.replies <- fn:
-	case <-g.h.done:
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run runs every answer queued so far, in order.
+func (r *replyQueue) run() {
+	r.mu.Lock()
+	q := r.q
+	r.q = nil
+	r.mu.Unlock()
+	for i, fn := range q {
+		q[i] = nil
+		fn()
 	}
 }
 

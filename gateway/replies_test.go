@@ -1,0 +1,109 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/protocol/commit"
+)
+
+// stallingStore fails one append of a document and then holds its reload,
+// so that document's hub sits in a store call.
+type stallingStore struct {
+	store.Store
+	doc     string
+	mu      sync.Mutex
+	armed   bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *stallingStore) Append(ctx context.Context, doc string, recs []store.Record) error {
+	s.mu.Lock()
+	fail := s.armed && doc == s.doc
+	s.mu.Unlock()
+	if fail {
+		return errors.New("stalling store: this append fails")
+	}
+	return s.Store.Append(ctx, doc, recs)
+}
+
+func (s *stallingStore) Load(ctx context.Context, doc string) (*store.Snapshot, []store.Record, error) {
+	s.mu.Lock()
+	hold := s.armed && doc == s.doc
+	s.armed = s.armed && !hold
+	s.mu.Unlock()
+	if hold {
+		close(s.entered)
+		<-s.release
+	}
+	return s.Store.Load(ctx, doc)
+}
+
+type ask struct {
+	req   *gateway.AcceptRequest
+	reply func(gateway.Verdict)
+}
+
+// streamAuthority answers from one loop, in order, as one backend stream's
+// receive loop does; while held it only gathers the questions.
+type streamAuthority struct {
+	asks chan ask
+}
+
+func (a *streamAuthority) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
+	a.asks <- ask{req, reply}
+}
+
+func (a *streamAuthority) MayOpen(_ gateway.OpenRequest, reply func(error)) { reply(nil) }
+
+// Issue 16: one document busy in a store call never holds the answers for
+// another on the same stream. Its verdicts (more than the hub's old reply
+// buffer) are answered while it is stalled, then another document's: that
+// one lands at once.
+func TestStalledDocumentDoesNotHoldAnotherDocumentsVerdicts(t *testing.T) {
+	st := &stallingStore{Store: store.NewMemory(), doc: "a", entered: make(chan struct{}), release: make(chan struct{})}
+	auth := &streamAuthority{asks: make(chan ask, 4096)}
+	ts := startGateway(t, gateway.Config{Store: st, Authority: auth, MaxFramesInFlight: 1024, JudgeTimeout: time.Minute})
+	defer close(st.release)
+	da, _ := sharedPair(t, ts.url, "a")
+	db, dbJoin := sharedPair(t, ts.url, "b")
+
+	st.mu.Lock()
+	st.armed = true
+	st.mu.Unlock()
+	const n = 200
+	for i := range n {
+		if _, err := set(da, key(0, i), commit.IntValue(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var held []ask
+	for len(held) < n {
+		held = append(held, <-auth.asks)
+	}
+	held[0].reply(gateway.Verdict{}) // its append fails; the reload stalls
+	<-st.entered
+	if _, err := set(db, "k", text("v")); err != nil {
+		t.Fatal(err)
+	}
+	b := <-auth.asks
+	if b.req.Document != "b" {
+		t.Fatalf("asked about %q, want b", b.req.Document)
+	}
+	answered := make(chan struct{})
+	go func() { // the stream's receive loop, in order
+		defer close(answered)
+		for _, q := range held[1:] {
+			q.reply(gateway.Verdict{})
+		}
+		b.reply(gateway.Verdict{})
+	}()
+	waitApplied(t, dbJoin, 1)
+	<-answered
+}
