@@ -116,6 +116,7 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	ws.Handle("/", a.gw)
 	if a.cfg.AdminAddr == "" {
 		a.operatorRoutes(ws)
+		a.pageRoutes(ws, nil)
 		return ws, nil
 	}
 	admin = http.NewServeMux()
@@ -123,6 +124,7 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	if a.cfg.Pprof {
 		profileRoutes(admin)
 	}
+	a.pageRoutes(ws, admin)
 	return ws, admin
 }
 
