@@ -204,6 +204,27 @@ func TestInspectorShowsADocumentAndItsCommits(t *testing.T) {
 	screenshot(t, ins, "inspect")
 }
 
+func TestDemoShowsARefusalAndItsReason(t *testing.T) {
+	data := t.TempDir()
+	g := startGateway(t, "-store", "bolt", "-data-dir", data)
+	tab := browser(t)
+	board := "/demo/?board=demo:read-only"
+	run(t, tab, "open the demo", chromedp.Navigate("http://"+g.addrs.WS+board))
+	waitFor(t, tab, "the demo to connect", connected, 10*time.Second)
+	add(t, tab, "kept")
+	converged(t, []string{"kept"}, tab)
+	g.stop()
+	// The same board on a gateway that refuses every write.
+	g = startGateway(t, "-store", "bolt", "-data-dir", data, "-read-only")
+	run(t, tab, "reload the demo", chromedp.Navigate("http://"+g.addrs.WS+board))
+	waitFor(t, tab, "the demo to connect", connected, 10*time.Second)
+	converged(t, []string{"kept"}, tab)
+	add(t, tab, "refused")
+	waitFor(t, tab, "the refusal and its reason", `document.getElementById('link').dataset.state === 'refused' && document.getElementById('refusal').textContent === '(read-only)'`, 10*time.Second)
+	converged(t, []string{"kept"}, tab) // it yielded to the gateway's state
+	screenshot(t, tab, "demo-refused")
+}
+
 func TestForeignOriginRefused(t *testing.T) {
 	g := startGateway(t)
 	// A page on another origin (another port) that opens the gateway's socket.

@@ -9,7 +9,8 @@ const name = new URLSearchParams(location.search).get('board') || 'demo:board';
 const client = new Client(`${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`);
 const share = client.share(name, { create: true });
 const attach = (id) => ({ ref: id, kind: 'object', edge: 'attach' });
-let refusal = null;
+let refusal = null; // the code of the last refusal of our own commit
+let fault = null; // the reason the document ended on this link
 $('board').textContent = name;
 window.demo = { client, share }; // for a console or a test
 
@@ -31,10 +32,11 @@ function commit(deltas) {
 }
 
 // The board's array, made by whoever comes first; a second maker is refused
-// slot-exists and yields to the gateway's state.
+// slot-exists and yields to the gateway's state. After a refusal it is not
+// tried again (a read-only gateway would refuse it for ever).
 function ensureList() {
   const d = share.doc;
-  if (share.status !== 'live' || items() || share.readOnly) return;
+  if (share.status !== 'live' || items() || refusal) return;
   commit([{ type: 'add', id: d.root, ref: { kind: 'object', key: 'items' }, value: { ref: newId(), kind: 'array', edge: 'attach' } }]);
 }
 
@@ -66,10 +68,11 @@ function set(item, key, value) {
 }
 
 function render() {
-  const state = refusal ? 'refused' : client.status !== 'open' ? 'offline' : share.status === 'live' ? 'connected' : share.status;
+  const state = client.status !== 'open' ? 'offline' : share.status === 'fault' ? 'fault'
+    : refusal ? 'refused' : share.status === 'live' ? 'connected' : share.status;
   $('link').dataset.state = state;
   $('link').textContent = state === 'offline' ? 'offline, reconnecting' : state;
-  $('refusal').textContent = refusal ? `(${refusal})` : '';
+  $('refusal').textContent = state === 'fault' ? `(${fault})` : refusal ? `(${refusal})` : '';
   $('add').querySelector('button').disabled = share.status !== 'live';
   const list = items();
   const ol = $('items');
@@ -94,7 +97,7 @@ function render() {
 
 share.on('change', () => { ensureList(); render(); });
 share.on('status', () => { ensureList(); render(); });
-share.on('fault', (f) => { refusal = f.reason; render(); });
+share.on('fault', (f) => { fault = f.reason; render(); });
 // Our commit was refused: show why, and take the gateway's state.
 share.on('refused', (r) => { if (r.mine) { refusal = r.reasons[0]?.code; share.resync(); render(); } });
 client.on('status', render);
