@@ -160,7 +160,7 @@ func TestDemoTwoTabsEditOneBoard(t *testing.T) {
 	for _, tab := range []context.Context{a, b} {
 		waitFor(t, tab, "the tab to see the link end", `document.getElementById('link').dataset.state === 'offline'`, 10*time.Second)
 	}
-	g = startGateway(t, "-store", "bolt", "-data-dir", data, "-ws-addr", ws)
+	startGateway(t, "-store", "bolt", "-data-dir", data, "-ws-addr", ws) // stopped at cleanup
 	waitFor(t, a, "tab a to reconnect", connected, 20*time.Second)
 	waitFor(t, b, "tab b to reconnect", connected, 20*time.Second)
 	add(t, b, "after the restart")
