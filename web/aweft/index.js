@@ -4,4 +4,4 @@ export { AweftError, decode, encode, fromBase64url, fromHex, toBase64url, toHex 
 export { between, decodeCommit, encodeCommit, newId, sameValue } from './commit.js';
 export { Document, Refusal } from './document.js';
 export { decodeFrame, encodeFrame } from './frame.js';
-export { Client, Share, WINDOW } from './link.js';
+export { Client, MAX_PENDING, Share, WINDOW } from './link.js';

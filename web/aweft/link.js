@@ -10,6 +10,8 @@ import { decodeFrame, encodeFrame } from './frame.js';
 
 /** Sent commits a share keeps, so a refusal can carry the commit and its undo. */
 export const WINDOW = 256;
+/** Local commits a share holds while it is not live; more are refused with too-many-pending. */
+export const MAX_PENDING = 1000;
 /** How often a share may retry its open after no-document or root-mismatch on one socket. */
 const MAX_RETRIES = 3;
 
@@ -167,10 +169,12 @@ export class Share extends Emitter {
   commit(c) {
     if (this.readOnly) throw new AweftError('read-only', 'this share never writes');
     if (!this.doc) throw new AweftError('no-document', 'nothing is held yet');
+    const waiting = !this.live || this.wanted;
+    if (waiting && this.pending.length >= MAX_PENDING) throw new AweftError('too-many-pending', `${MAX_PENDING} commits wait for the link already`);
     const undo = this.doc.apply(c);
     this.emit('change', { commit: c, origin: 'local' });
-    if (this.live && !this.wanted) this.#sendCommit(c, undo);
-    else this.pending.push(c);
+    if (waiting) this.pending.push(c);
+    else this.#sendCommit(c, undo);
     return undo;
   }
 
