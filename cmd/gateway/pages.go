@@ -77,6 +77,7 @@ func (a *app) pageRoutes(ws, admin *http.ServeMux) {
 		// The inspector's peer: the aweft WebSocket on the page's own
 		// listener, so its Origin is the page's and no CORS is needed.
 		mux.Handle("GET /inspect/ws", a.linkAt(a.cfg.WSPaths[0]))
+		mux.HandleFunc("GET /inspect/commits", a.inspectCommits)
 	} else if a.cfg.Inspect {
 		a.log.Info("inspector not served: it needs -admin-addr, or a loopback -ws-addr", "ws", a.cfg.WSAddr)
 	}

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // code is the status of GET path on h.
@@ -70,5 +78,91 @@ func TestPageSettingsRefused(t *testing.T) {
 		if _, _, err := parseAndValidate(args, nil); err == nil {
 			t.Errorf("%v accepted", args)
 		}
+	}
+}
+
+// sse reads one Server-Sent Event: its name and data.
+func sse(t *testing.T, r *bufio.Reader) (event, data string) {
+	t.Helper()
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read an event: %v", err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "" && event != "":
+			return event, data
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+}
+
+func openStream(t *testing.T, ctx context.Context, url string) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp, bufio.NewReader(resp.Body)
+}
+
+func TestInspectCommitsStream(t *testing.T) {
+	ta := newTestApp(t)
+	ctx := testCtx(t)
+	root := commit.NewID()
+	a := dialPeer(t, ctx, ta.srv.URL)
+	a.create("doc", root)
+	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "one")}})
+
+	resp, r := openStream(t, ctx, ta.srv.URL+"/inspect/commits?doc=doc")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if ev, data := sse(t, r); ev != "open" || data != `{"cursor":1}` {
+		t.Fatalf("first event %s %s, want open at cursor 1", ev, data)
+	}
+	list := commit.NewID()
+	c, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{
+		{Op: commit.Add, ID: root, Ref: commit.ObjectKey("list"), Value: commit.RefTo(commit.Reference{Edge: commit.Attach, Kind: commit.Array, ID: list})},
+		{Op: commit.Add, ID: list, Ref: commit.Ref{Kind: commit.Array, Key: "\x80"}, Value: commit.TextValue("x")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 2, Commits: [][]byte{c}})
+	ev, data := sse(t, r)
+	var got commitEvent
+	if err := json.Unmarshal([]byte(data), &got); ev != "commit" || err != nil {
+		t.Fatalf("event %s %s: %v", ev, data, err)
+	}
+	// Deltas come in canonical order, which the random ids decide.
+	paths := map[commit.Kind][]string{commit.Object: {"list"}, commit.Array: {"list", "80"}}
+	want := commitEvent{Cursor: 2, Origin: got.Origin, Deltas: got.Deltas, Paths: [][]string{}, Observables: 2, Slots: 3}
+	for _, d := range got.Deltas {
+		want.Paths = append(want.Paths, paths[d.Ref.Kind])
+	}
+	if !reflect.DeepEqual(got, want) || !strings.HasPrefix(got.Origin, "c") || len(got.Deltas) != 2 {
+		t.Errorf("got %+v, want %+v from a link", got, want)
+	}
+
+	for _, c := range []struct{ query, status string }{{"?doc=nothing", "404 no-document"}, {"", "400 doc"}} {
+		code, body := ta.get(t, "/inspect/commits"+c.query, nil)
+		if !strings.HasPrefix(fmt.Sprintf("%d %s", code, body), c.status) {
+			t.Errorf("/inspect/commits%s: %d %s, want %s", c.query, code, body, c.status)
+		}
+	}
+	// The streams are bounded: one open already, so maxCommitStreams-1 more, then 503.
+	for range maxCommitStreams - 1 {
+		_, r := openStream(t, ctx, ta.srv.URL+"/inspect/commits?doc=doc")
+		sse(t, r)
+	}
+	if code, body := ta.get(t, "/inspect/commits?doc=doc", nil); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "too-many-streams") {
+		t.Errorf("a stream past the bound: %d %s", code, body)
 	}
 }

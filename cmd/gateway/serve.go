@@ -43,8 +43,10 @@ type app struct {
 	reg      *prometheus.Registry
 	health   *storeHealth
 	draining atomic.Bool
-	started  time.Time
-	addrs    boundAddrs
+	// commitStreams holds a token per open /inspect/commits stream.
+	commitStreams chan struct{}
+	started       time.Time
+	addrs         boundAddrs
 }
 
 // boundAddrs are the addresses actually listened on, as the ready file,
@@ -75,7 +77,7 @@ func serve(ctx context.Context, p *parsed, res *resolved, log *slog.Logger, stop
 // newApp opens the store and builds the gateway and its metrics; nothing
 // listens yet.
 func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
-	a := &app{p: p, cfg: &p.s, res: res, log: log, started: time.Now()}
+	a := &app{p: p, cfg: &p.s, res: res, log: log, started: time.Now(), commitStreams: make(chan struct{}, maxCommitStreams)}
 	if err := p.prepareDataDir(); err != nil {
 		return nil, err
 	}

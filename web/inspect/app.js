@@ -1,7 +1,7 @@
 // The inspector: the gateway's own JSON (/status, /metrics) polled every
-// second, and one document opened as a read-only aweft peer, so its content
-// and its commits show as they land with no hub code of their own.
-import { Client, toHex } from './aweft/index.js';
+// second; one document's content from opening it as a read-only aweft peer,
+// and its commits from /inspect/commits (Server-Sent Events).
+import { Client } from './aweft/index.js';
 
 const $ = (id) => document.getElementById(id);
 const cell = (...xs) => xs.map((x) => Object.assign(document.createElement('td'), { textContent: x ?? '' }));
@@ -59,36 +59,43 @@ function show(st, metrics) {
   $('streams').tBodies[0].replaceChildren(...a.streams.map((s) => row('', s.name, s.state, s.consecutive_failures, s.last_error)));
 }
 
-const shown = (v) => (v instanceof Uint8Array ? `bytes ${toHex(v)}` : v && typeof v === 'object' ? `${v.edge} ${v.kind} ${v.ref}` : JSON.stringify(v));
+const shown = (v) => (v && typeof v === 'object' ? ('bytes' in v ? `bytes ${v.bytes}` : `${v.edge} ${v.kind} ${v.ref}`) : JSON.stringify(v));
 
-// inspect opens one document as a peer that never writes.
+// inspect shows one document: its content from a peer that never writes,
+// its commits (cursor, origin, paths) from /inspect/commits.
 function inspect(name) {
   if (open?.name === name) return;
   open?.client.close();
+  open?.events.close();
   const client = new Client(`${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/inspect/ws`);
   const share = client.share(name, { readOnly: true });
-  open = { name, client, share };
+  const events = new EventSource(`/inspect/commits?doc=${encodeURIComponent(name)}`);
+  open = { name, client, share, events };
   $('doc').hidden = false;
   $('doc-name').textContent = name;
   $('stream').replaceChildren();
-  const tree = () => { $('tree').textContent = share.doc ? JSON.stringify(share.doc.toJSON(), null, 2) : '(nothing yet)'; };
+  const tree = () => {
+    const d = share.doc;
+    $('tree').textContent = d ? JSON.stringify(d.toJSON(), null, 2) : '(nothing yet)';
+    const slots = d ? [...d.obs.values()].reduce((n, o) => n + o.slots.size, 0) : 0;
+    $('doc-size').textContent = d ? `${d.obs.size} observables, ${slots} slots` : '';
+  };
   const state = () => {
     $('doc-state').dataset.state = share.status;
     $('doc-state').textContent = share.status === 'fault' ? `fault: ${share.fault.reason}` : share.status;
   };
-  let n = 0;
-  share.on('change', ({ commit, origin }) => {
-    tree();
-    if (origin !== 'remote') return; // a state: the tree shows it
+  events.addEventListener('commit', (e) => {
+    const c = JSON.parse(e.data);
     const li = document.createElement('li');
     li.className = 'commit';
-    li.textContent = `#${++n} at ${new Date().toLocaleTimeString()}: ` + commit.deltas.map((d) => {
-      const path = share.doc.path(d) ?? [d.id, d.ref.key];
-      return `${d.type} /${path.join('/')}${d.type === 'remove' ? '' : ' = ' + shown(d.value)}`;
+    li.textContent = `#${c.cursor} from ${c.origin || 'unknown'}: ` + c.deltas.map((d, i) => {
+      const path = c.paths[i] ? '/' + c.paths[i].join('/') : `(unreachable) ${d.id} ${d.ref.key}`;
+      return `${d.type} ${path}${d.type === 'remove' ? '' : ' = ' + shown(d.value)}`;
     }).join('; ');
     $('stream').prepend(li);
     while ($('stream').children.length > 200) $('stream').lastChild.remove();
   });
+  share.on('change', tree);
   share.on('status', state);
   state();
   tree();
