@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/weftgate/weftgate/bridge/client"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -164,5 +166,36 @@ func TestInspectCommitsStream(t *testing.T) {
 	}
 	if code, body := ta.get(t, "/inspect/commits?doc=doc", nil); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "too-many-streams") {
 		t.Errorf("a stream past the bound: %d %s", code, body)
+	}
+}
+
+func TestStatusGivesEachBackendsClaims(t *testing.T) {
+	ta := newTestApp(t)
+	ctx := testCtx(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- ta.serveGRPC(gctx, l) }()
+	t.Cleanup(func() { stop(); <-served })
+	c, err := client.Dial(ctx, l.Addr().String(), client.Options{Backend: "rules"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, p := range []string{"board:", "demo:"} {
+		accept := func(context.Context, client.AcceptQuestion) ([]client.Reason, error) { return nil, nil }
+		if _, err := c.Claim(ctx, client.Prefix(p), client.Handlers{Accept: accept}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []streamStatus
+	for _, s := range ta.statusPage(t).Authority.Streams {
+		got = append(got, streamStatus{Name: s.Name, State: s.State, Claims: s.Claims})
+	}
+	if want := []streamStatus{{Name: "rules", State: "connected", Claims: 2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("/status streams %+v, want %+v", got, want)
 	}
 }

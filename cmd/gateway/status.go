@@ -54,6 +54,8 @@ type authorityStatus struct {
 type streamStatus struct {
 	Name                string `json:"name"`
 	State               string `json:"state"`
+	Claims              int    `json:"claims"`
+	InFlight            int    `json:"questions_in_flight"`
 	LastError           string `json:"last_error,omitempty"`
 	ConsecutiveFailures int    `json:"consecutive_failures"`
 }
@@ -172,8 +174,8 @@ func (a *app) authorityStatus() authorityStatus {
 		st.Asked, st.Reasked, st.TimedOut = b.Asked.Load(), b.Reasked.Load(), b.TimedOut.Load()
 		st.FellBack, st.Ignored = b.FellBack.Load(), b.Ignored.Load()
 		for _, bs := range a.bridge.Backends() {
-			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State,
-				LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})
+			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State, Claims: bs.Claims,
+				InFlight: bs.InFlight, LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})
 		}
 	}
 	return st
