@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/weftgate/weftgate/gateway/admission"
 )
 
 // A read-only snapshot of the server for an operator's status page and for
@@ -20,7 +22,20 @@ type DocumentStatus struct {
 	Pending     int // commits waiting for a verdict
 	InFlight    int // questions to the authority now
 	Unflushed   int // applied, not yet durable
+	// Members are some of the links sharing it (at most MaxStatusMembers,
+	// by link id), with the identity each was admitted with.
+	Members []MemberStatus
 }
+
+// MemberStatus is one link sharing a document.
+type MemberStatus struct {
+	Link     string
+	Identity admission.Identity
+}
+
+// MaxStatusMembers bounds the members one DocumentStatus lists; Links is
+// always the exact count.
+const MaxStatusMembers = 16
 
 // LinkStatus is one open connection (one link).
 type LinkStatus struct {
@@ -68,6 +83,7 @@ func (s *Server) Status(ctx context.Context) Status {
 				Links: len(h.members), Subscribers: len(h.subs),
 				Pending: len(h.pending), InFlight: h.inflight,
 				Unflushed: len(h.unflushed) + len(h.appending),
+				Members:   membersOf(h),
 			}
 		}) {
 			asked++
@@ -100,4 +116,22 @@ gather:
 		return len(a) < len(b) || len(a) == len(b) && a < b
 	})
 	return st
+}
+
+// membersOf lists a hub's members on its own goroutine; a conn's id and
+// identity never change after it is made.
+func membersOf(h *hub) []MemberStatus {
+	ms := make([]MemberStatus, 0, min(len(h.members), MaxStatusMembers+1))
+	for c := range h.members {
+		ms = append(ms, MemberStatus{Link: c.id, Identity: c.identity})
+	}
+	// IDs are "c" and a number: shorter is older.
+	sort.Slice(ms, func(i, j int) bool {
+		a, b := ms[i].Link, ms[j].Link
+		return len(a) < len(b) || len(a) == len(b) && a < b
+	})
+	if len(ms) > MaxStatusMembers {
+		ms = ms[:MaxStatusMembers]
+	}
+	return ms
 }

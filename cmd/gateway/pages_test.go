@@ -199,3 +199,20 @@ func TestStatusGivesEachBackendsClaims(t *testing.T) {
 		t.Errorf("/status streams %+v, want %+v", got, want)
 	}
 }
+
+func TestStatusListsADocumentsLinks(t *testing.T) {
+	ta := newTestApp(t)
+	ctx := testCtx(t)
+	root := commit.NewID()
+	a := dialPeer(t, ctx, ta.srv.URL)
+	a.create("doc", root)
+	b := dialPeer(t, ctx, ta.srv.URL)
+	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
+	b.expect(frame.Open)
+	b.expect(frame.State)
+	st := ta.statusPage(t)
+	want := []memberStatus{{Link: "c1", Anonymous: true}, {Link: "c2", Anonymous: true}}
+	if len(st.Documents) != 1 || !reflect.DeepEqual(st.Documents[0].Members, want) {
+		t.Errorf("documents %+v, want doc's members %+v", st.Documents, want)
+	}
+}

@@ -68,6 +68,14 @@ type documentStatus struct {
 	Subscribers       int    `json:"subscribers"`
 	Pending           int    `json:"pending_commits"`
 	QuestionsInFlight int    `json:"questions_in_flight"`
+	// Members: up to gateway.MaxStatusMembers of its links.
+	Members []memberStatus `json:"members"`
+}
+
+type memberStatus struct {
+	Link      string `json:"link"`
+	Identity  string `json:"identity,omitempty"`
+	Anonymous bool   `json:"anonymous"`
 }
 
 type linkStatus struct {
@@ -118,10 +126,15 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		if i == maxStatusEntries {
 			break
 		}
-		page.Documents = append(page.Documents, documentStatus{
+		ds := documentStatus{
 			Name: d.Name, Cursor: d.Cursor, DurableCursor: d.Durable, Links: d.Links,
 			Subscribers: d.Subscribers, Pending: d.Pending, QuestionsInFlight: d.InFlight,
-		})
+			Members: []memberStatus{},
+		}
+		for _, m := range d.Members {
+			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
+		}
+		page.Documents = append(page.Documents, ds)
 	}
 	for i, l := range st.Links {
 		if i == maxStatusEntries {

@@ -51,6 +51,10 @@ function show(st, metrics) {
     tr.onclick = () => inspect(d.name);
     return tr;
   }));
+  const doc = open && st.documents.find((d) => d.name === open.name);
+  if (doc) {
+    $('doc-links').tBodies[0].replaceChildren(...doc.members.map((m) => row('', m.link, m.anonymous ? 'anonymous' : m.identity)));
+  }
   $('links').tBodies[0].replaceChildren(...st.links.map((l) => row('', l.id, l.queue_messages, l.queue_bytes,
     l.last_pong_age_seconds == null ? 'none yet' : `${l.last_pong_age_seconds.toFixed(0)} s ago`)));
   const a = st.authority;
