@@ -52,6 +52,20 @@ test('two ends converge', opts, async (t) => {
   assert.deepEqual(sa.doc.toJSON(), { count: 1, list: ['a', 'b'], title: 'from a' });
 });
 
+test('one link carries several documents', opts, async (t) => {
+  const { a, b, sa, sb } = await pair(t);
+  const name = `node:${newId()}`;
+  const sa2 = a.share(name, { create: true });
+  await until([sa2], 'a second document on a\'s link', () => sa2.status === 'live');
+  const sb2 = b.share(name);
+  await until([sb2], 'b to join it on its link', () => sb2.status === 'live');
+  assert.notEqual(sa.topic, sa2.topic, 'two topics on a\'s link');
+  assert.notEqual(sb.topic, sb2.topic, 'two topics on b\'s link');
+  set(sa, 'doc', 'first');
+  set(sa2, 'doc', 'second');
+  await until([sb, sb2], 'each document to reach b on its own topic', () => title(sb.doc, 'doc') === 'first' && title(sb2.doc, 'doc') === 'second');
+});
+
 test('a refusal reaches only its origin', opts, async (t) => {
   const { sa, sb } = await pair(t);
   const heardByB = [];
