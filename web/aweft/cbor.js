@@ -7,6 +7,7 @@
 export class AweftError extends Error {
   constructor(reason, message, path = null) {
     super(`${reason}: ${message}`);
+    this.name = 'AweftError';
     this.reason = reason;
     this.detail = message;
     this.path = path;
