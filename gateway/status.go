@@ -22,6 +22,9 @@ type DocumentStatus struct {
 	Pending     int // commits waiting for a verdict
 	InFlight    int // questions to the authority now
 	Unflushed   int // applied, not yet durable
+	// Observables and Slots are its size (0 while it loads).
+	Observables int
+	Slots       int
 	// Members are some of the links sharing it (at most MaxStatusMembers,
 	// by link id), with the identity each was admitted with.
 	Members []MemberStatus
@@ -78,13 +81,17 @@ func (s *Server) Status(ctx context.Context) Status {
 	asked := 0
 	for _, h := range hubs {
 		if h.postCtx(ctx, func() {
-			res <- DocumentStatus{
+			d := DocumentStatus{
 				Name: h.name, Cursor: h.cursor, Durable: h.durable,
 				Links: len(h.members), Subscribers: len(h.subs),
 				Pending: len(h.pending), InFlight: h.inflight,
 				Unflushed: len(h.unflushed) + len(h.appending),
 				Members:   membersOf(h),
 			}
+			if h.doc != nil {
+				d.Observables, d.Slots = h.doc.Observables(), h.doc.Slots()
+			}
+			res <- d
 		}) {
 			asked++
 		}

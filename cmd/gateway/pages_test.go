@@ -200,7 +200,7 @@ func TestStatusGivesEachBackendsClaims(t *testing.T) {
 	}
 }
 
-func TestStatusListsADocumentsLinks(t *testing.T) {
+func TestStatusListsADocumentsLinksAndSize(t *testing.T) {
 	ta := newTestApp(t)
 	ctx := testCtx(t)
 	root := commit.NewID()
@@ -210,9 +210,14 @@ func TestStatusListsADocumentsLinks(t *testing.T) {
 	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
 	b.expect(frame.Open)
 	b.expect(frame.State)
+	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "one")}})
+	b.expect(frame.Commits)
 	st := ta.statusPage(t)
 	want := []memberStatus{{Link: "c1", Anonymous: true}, {Link: "c2", Anonymous: true}}
 	if len(st.Documents) != 1 || !reflect.DeepEqual(st.Documents[0].Members, want) {
 		t.Errorf("documents %+v, want doc's members %+v", st.Documents, want)
+	}
+	if d := st.Documents[0]; d.Observables != 1 || d.Slots != 1 {
+		t.Errorf("doc's size: %d observables, %d slots; want 1 and 1", d.Observables, d.Slots)
 	}
 }

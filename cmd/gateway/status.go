@@ -68,6 +68,8 @@ type documentStatus struct {
 	Subscribers       int    `json:"subscribers"`
 	Pending           int    `json:"pending_commits"`
 	QuestionsInFlight int    `json:"questions_in_flight"`
+	Observables       int    `json:"observables"`
+	Slots             int    `json:"slots"`
 	// Members: up to gateway.MaxStatusMembers of its links.
 	Members []memberStatus `json:"members"`
 }
@@ -129,7 +131,7 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		ds := documentStatus{
 			Name: d.Name, Cursor: d.Cursor, DurableCursor: d.Durable, Links: d.Links,
 			Subscribers: d.Subscribers, Pending: d.Pending, QuestionsInFlight: d.InFlight,
-			Members: []memberStatus{},
+			Observables: d.Observables, Slots: d.Slots, Members: []memberStatus{},
 		}
 		for _, m := range d.Members {
 			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})

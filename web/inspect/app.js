@@ -46,7 +46,7 @@ function show(st, metrics) {
 
   const q = $('search').value.trim().toLowerCase();
   $('documents').tBodies[0].replaceChildren(...st.documents.filter((d) => d.name.toLowerCase().includes(q)).map((d) => {
-    const tr = row(`doc${open?.name === d.name ? ' selected' : ''}`, d.name, d.cursor, d.links, d.subscribers, d.pending_commits);
+    const tr = row(`doc${open?.name === d.name ? ' selected' : ''}`, d.name, d.cursor, d.links, d.subscribers, `${d.slots} slots`, d.pending_commits);
     tr.dataset.name = d.name;
     tr.onclick = () => inspect(d.name);
     return tr;
