@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,25 @@ func TestDemoTwoTabsEditOneBoard(t *testing.T) {
 	do(t, a, "move down", `document.querySelectorAll('#items li')[0].querySelector('button[title=down]').click()`)
 	converged(t, []string{"eggs", "oat milk", "bread"}, a, b)
 	do(t, b, "delete", `document.querySelectorAll('#items li')[2].querySelector('button[title=delete]').click()`)
+	converged(t, []string{"eggs", "oat milk"}, a, b)
+	// Both tabs at once: every add lands, in one order both agree on.
+	for i := range 3 {
+		add(t, a, fmt.Sprintf("a%d", i))
+		add(t, b, fmt.Sprintf("b%d", i))
+	}
+	for _, tab := range []context.Context{a, b} {
+		waitFor(t, tab, "eight items", `document.querySelectorAll('#items li').length === 8`, 10*time.Second)
+	}
+	both := eval[[]string](t, a, "read the board", itemsJS)
+	converged(t, both, b)
+	for _, item := range []string{"eggs", "oat milk", "a0", "a1", "a2", "b0", "b1", "b2"} {
+		if !slices.Contains(both, item) {
+			t.Errorf("the board %v lacks %q", both, item)
+		}
+	}
+	for range 6 {
+		do(t, b, "delete the last", `[...document.querySelectorAll('#items li')].at(-1).querySelector('button[title=delete]').click()`)
+	}
 	converged(t, []string{"eggs", "oat milk"}, a, b)
 	do(t, a, "tick", `document.querySelectorAll('#items li input[type=checkbox]')[1].click()`)
 	waitFor(t, b, "the tick in tab b", `document.querySelectorAll('#items li')[1]?.classList.contains('done')`, 10*time.Second)
