@@ -33,6 +33,7 @@ type DocumentStatus struct {
 // MemberStatus is one link sharing a document.
 type MemberStatus struct {
 	Link     string
+	Addr     string
 	Identity admission.Identity
 }
 
@@ -42,7 +43,8 @@ const MaxStatusMembers = 16
 
 // LinkStatus is one open connection (one link).
 type LinkStatus struct {
-	ID string
+	ID   string
+	Addr string // the peer's address
 	// QueueMessages and QueueBytes are what hubs queued toward the socket
 	// and the writer has not taken yet (bytes as counted against
 	// MaxPendingBytes).
@@ -109,7 +111,7 @@ gather:
 	s.conns.Range(func(k, _ any) bool {
 		c := k.(*conn)
 		c.mu.Lock()
-		ls := LinkStatus{ID: c.id, QueueMessages: len(c.queue), QueueBytes: c.queued}
+		ls := LinkStatus{ID: c.id, Addr: c.addr, QueueMessages: len(c.queue), QueueBytes: c.queued}
 		c.mu.Unlock()
 		if ns := c.lastPong.Load(); ns != 0 {
 			ls.LastPong = time.Unix(0, ns)
@@ -125,12 +127,12 @@ gather:
 	return st
 }
 
-// membersOf lists a hub's members on its own goroutine; a conn's id and
-// identity never change after it is made.
+// membersOf lists a hub's members on its own goroutine; a conn's id,
+// address and identity never change once it is served.
 func membersOf(h *hub) []MemberStatus {
 	ms := make([]MemberStatus, 0, min(len(h.members), MaxStatusMembers+1))
 	for c := range h.members {
-		ms = append(ms, MemberStatus{Link: c.id, Identity: c.identity})
+		ms = append(ms, MemberStatus{Link: c.id, Addr: c.addr, Identity: c.identity})
 	}
 	// IDs are "c" and a number: shorter is older.
 	sort.Slice(ms, func(i, j int) bool {

@@ -212,9 +212,12 @@ func TestStatusListsADocumentsLinksAndSize(t *testing.T) {
 	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "one")}})
 	b.expect(frame.Commits)
 	st := ta.statusPage(t)
-	want := []memberStatus{{Link: "c1", Anonymous: true}, {Link: "c2", Anonymous: true}}
+	want := []memberStatus{{Link: "c1", Addr: "127.0.0.1", Anonymous: true}, {Link: "c2", Addr: "127.0.0.1", Anonymous: true}}
 	if len(st.Documents) != 1 || !reflect.DeepEqual(st.Documents[0].Members, want) {
 		t.Errorf("documents %+v, want doc's members %+v", st.Documents, want)
+	}
+	if len(st.Links) != 2 || st.Links[0].Addr != "127.0.0.1" {
+		t.Errorf("links %+v, want two from 127.0.0.1", st.Links)
 	}
 	if d := st.Documents[0]; d.Observables != 1 || d.Slots != 1 {
 		t.Errorf("doc's size: %d observables, %d slots; want 1 and 1", d.Observables, d.Slots)

@@ -76,12 +76,14 @@ type documentStatus struct {
 
 type memberStatus struct {
 	Link      string `json:"link"`
+	Addr      string `json:"address"`
 	Identity  string `json:"identity,omitempty"`
 	Anonymous bool   `json:"anonymous"`
 }
 
 type linkStatus struct {
 	ID            string   `json:"id"`
+	Addr          string   `json:"address"`
 	QueueMessages int      `json:"queue_messages"`
 	QueueBytes    int      `json:"queue_bytes"`
 	LastPongAge   *float64 `json:"last_pong_age_seconds"` // null: no pong yet
@@ -134,7 +136,7 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 			Observables: d.Observables, Slots: d.Slots, Members: []memberStatus{},
 		}
 		for _, m := range d.Members {
-			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
+			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Addr: m.Addr, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
 		}
 		page.Documents = append(page.Documents, ds)
 	}
@@ -142,7 +144,7 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		if i == maxStatusEntries {
 			break
 		}
-		ls := linkStatus{ID: l.ID, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes}
+		ls := linkStatus{ID: l.ID, Addr: l.Addr, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes}
 		if !l.LastPong.IsZero() {
 			age := now.Sub(l.LastPong).Seconds()
 			ls.LastPongAge = &age

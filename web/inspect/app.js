@@ -53,9 +53,9 @@ function show(st, metrics) {
   }));
   const doc = open && st.documents.find((d) => d.name === open.name);
   if (doc) {
-    $('doc-links').tBodies[0].replaceChildren(...doc.members.map((m) => row('', m.link, m.anonymous ? 'anonymous' : m.identity)));
+    $('doc-links').tBodies[0].replaceChildren(...doc.members.map((m) => row('', m.link, m.address, m.anonymous ? 'anonymous' : m.identity)));
   }
-  $('links').tBodies[0].replaceChildren(...st.links.map((l) => row('', l.id, l.queue_messages, l.queue_bytes,
+  $('links').tBodies[0].replaceChildren(...st.links.map((l) => row('', l.id, l.address, l.queue_messages, l.queue_bytes,
     l.last_pong_age_seconds == null ? 'none yet' : `${l.last_pong_age_seconds.toFixed(0)} s ago`)));
   const a = st.authority;
   $('authority').textContent = `${a.streams_open} streams open; fallback ${a.fallback}${a.read_only ? ', read-only' : ''}; ` +
