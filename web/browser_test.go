@@ -171,6 +171,14 @@ func TestDemoTwoTabsEditOneBoard(t *testing.T) {
 		do(t, b, "delete the last", `[...document.querySelectorAll('#items li')].at(-1).querySelector('button[title=delete]').click()`)
 	}
 	converged(t, []string{"eggs", "oat milk"}, a, b)
+	// Text being typed in one tab survives the other tab's edits.
+	do(t, a, "type without saving", `const i = document.querySelectorAll('#items li input[type=text]')[0]; i.focus(); i.value = 'eggs, six'`)
+	add(t, b, "jam")
+	converged(t, []string{"eggs, six", "oat milk", "jam"}, a)
+	do(t, a, "save", `document.activeElement.dispatchEvent(new Event('change'))`)
+	converged(t, []string{"eggs, six", "oat milk", "jam"}, a, b)
+	do(t, b, "delete jam", `[...document.querySelectorAll('#items li')].at(-1).querySelector('button[title=delete]').click()`)
+	converged(t, []string{"eggs, six", "oat milk"}, a, b)
 	do(t, a, "tick", `document.querySelectorAll('#items li input[type=checkbox]')[1].click()`)
 	waitFor(t, b, "the tick in tab b", `document.querySelectorAll('#items li')[1]?.classList.contains('done')`, 10*time.Second)
 
@@ -185,7 +193,7 @@ func TestDemoTwoTabsEditOneBoard(t *testing.T) {
 	waitFor(t, a, "tab a to reconnect", connected, 20*time.Second)
 	waitFor(t, b, "tab b to reconnect", connected, 20*time.Second)
 	add(t, b, "after the restart")
-	converged(t, []string{"eggs", "oat milk", "after the restart"}, a, b)
+	converged(t, []string{"eggs, six", "oat milk", "after the restart"}, a, b)
 	screenshot(t, a, "demo")
 }
 

@@ -76,7 +76,9 @@ function render() {
   $('add').querySelector('button').disabled = share.status !== 'live';
   const list = items();
   const ol = $('items');
-  const focused = document.activeElement?.dataset?.item;
+  // The item being typed in keeps its unsaved text and caret across a redraw.
+  const active = document.activeElement;
+  const focused = active?.dataset?.item && { item: active.dataset.item, value: active.value, at: active.selectionStart };
   ol.replaceChildren(...(list?.entries ?? []).map(([, ref], i) => {
     const o = share.doc.get(ref.ref);
     const li = document.createElement('li');
@@ -92,7 +94,12 @@ function render() {
       button('✕', 'delete', () => commit([{ type: 'remove', id: list.id, ref: { kind: 'array', key: list.entries[i][0] } }])));
     return li;
   }));
-  if (focused) ol.querySelector(`input[type=text][data-item="${focused}"]`)?.focus();
+  const again = focused && ol.querySelector(`input[type=text][data-item="${focused.item}"]`);
+  if (again) {
+    again.value = focused.value;
+    again.focus();
+    again.setSelectionRange(focused.at, focused.at);
+  }
 }
 
 share.on('change', () => { ensureList(); render(); });
