@@ -216,6 +216,7 @@ func TestInspectorShowsADocumentAndItsCommits(t *testing.T) {
 	do(t, ins, "open the document", `document.querySelector('#documents tr.doc').click()`)
 	waitFor(t, ins, "its tree", `document.getElementById('doc-state').dataset.state === 'live' && JSON.parse(document.getElementById('tree').textContent).items[0].text === 'first'`, 10*time.Second)
 
+	waitFor(t, ins, "who answers for it", `document.getElementById('doc-claims').textContent === 'no backend (the open fallback)'`, 5*time.Second)
 	// Its links: the demo's and the inspector's own peer.
 	waitFor(t, ins, "its links", `[...document.querySelectorAll('#doc-links tbody tr')].map((r) => r.textContent).join() === 'c1127.0.0.1anonymous,c2127.0.0.1anonymous'`, 5*time.Second)
 

@@ -190,8 +190,22 @@ func TestStatusGivesEachBackendsClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A document under a claim, and one under none.
+	p := dialPeer(t, ctx, ta.srv.URL)
+	p.create("demo:x", commit.NewID())
+	q := dialPeer(t, ctx, ta.srv.URL)
+	q.create("other", commit.NewID())
+	// Each create's open went to the authority before its answer: both are held.
+	st := ta.statusPage(t)
+	claimed := map[string][]string{}
+	for _, d := range st.Documents {
+		claimed[d.Name] = d.ClaimedBy
+	}
+	if want := map[string][]string{"demo:x": {"rules"}, "other": {}}; !reflect.DeepEqual(claimed, want) {
+		t.Errorf("claimed_by %v, want %v", claimed, want)
+	}
 	var got []streamStatus
-	for _, s := range ta.statusPage(t).Authority.Streams {
+	for _, s := range st.Authority.Streams {
 		got = append(got, streamStatus{Name: s.Name, State: s.State, Claims: s.Claims})
 	}
 	if want := []streamStatus{{Name: "rules", State: "connected", Claims: 2}}; !reflect.DeepEqual(got, want) {

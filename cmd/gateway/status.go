@@ -70,6 +70,8 @@ type documentStatus struct {
 	QuestionsInFlight int    `json:"questions_in_flight"`
 	Observables       int    `json:"observables"`
 	Slots             int    `json:"slots"`
+	// ClaimedBy names the backends whose claims match it.
+	ClaimedBy []string `json:"claimed_by"`
 	// Members: up to gateway.MaxStatusMembers of its links.
 	Members []memberStatus `json:"members"`
 }
@@ -133,7 +135,10 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		ds := documentStatus{
 			Name: d.Name, Cursor: d.Cursor, DurableCursor: d.Durable, Links: d.Links,
 			Subscribers: d.Subscribers, Pending: d.Pending, QuestionsInFlight: d.InFlight,
-			Observables: d.Observables, Slots: d.Slots, Members: []memberStatus{},
+			Observables: d.Observables, Slots: d.Slots, Members: []memberStatus{}, ClaimedBy: []string{},
+		}
+		if a.bridge != nil {
+			ds.ClaimedBy = a.bridge.Claimants(d.Name)
 		}
 		for _, m := range d.Members {
 			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Addr: m.Addr, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
