@@ -31,6 +31,7 @@ type conn struct {
 	srv      *Server
 	ws       *websocket.Conn
 	id       string
+	addr     string // the peer's address, as the rate limit saw it
 	identity admission.Identity
 	origin   Origin
 	// ctx ends with the connection's life; ioCtx outlives it until the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/weftgate/weftgate/gateway/admission"
 )
 
 // A read-only snapshot of the server for an operator's status page and for
@@ -20,11 +22,29 @@ type DocumentStatus struct {
 	Pending     int // commits waiting for a verdict
 	InFlight    int // questions to the authority now
 	Unflushed   int // applied, not yet durable
+	// Observables and Slots are its size (0 while it loads).
+	Observables int
+	Slots       int
+	// Members are some of the links sharing it (at most MaxStatusMembers,
+	// by link id), with the identity each was admitted with.
+	Members []MemberStatus
 }
+
+// MemberStatus is one link sharing a document.
+type MemberStatus struct {
+	Link     string
+	Addr     string
+	Identity admission.Identity
+}
+
+// MaxStatusMembers bounds the members one DocumentStatus lists; Links is
+// always the exact count.
+const MaxStatusMembers = 16
 
 // LinkStatus is one open connection (one link).
 type LinkStatus struct {
-	ID string
+	ID   string
+	Addr string // the peer's address
 	// QueueMessages and QueueBytes are what hubs queued toward the socket
 	// and the writer has not taken yet (bytes as counted against
 	// MaxPendingBytes).
@@ -63,12 +83,17 @@ func (s *Server) Status(ctx context.Context) Status {
 	asked := 0
 	for _, h := range hubs {
 		if h.postCtx(ctx, func() {
-			res <- DocumentStatus{
+			d := DocumentStatus{
 				Name: h.name, Cursor: h.cursor, Durable: h.durable,
 				Links: len(h.members), Subscribers: len(h.subs),
 				Pending: len(h.pending), InFlight: h.inflight,
 				Unflushed: len(h.unflushed) + len(h.appending),
+				Members:   membersOf(h),
 			}
+			if h.doc != nil {
+				d.Observables, d.Slots = h.doc.Observables(), h.doc.Slots()
+			}
+			res <- d
 		}) {
 			asked++
 		}
@@ -86,7 +111,7 @@ gather:
 	s.conns.Range(func(k, _ any) bool {
 		c := k.(*conn)
 		c.mu.Lock()
-		ls := LinkStatus{ID: c.id, QueueMessages: len(c.queue), QueueBytes: c.queued}
+		ls := LinkStatus{ID: c.id, Addr: c.addr, QueueMessages: len(c.queue), QueueBytes: c.queued}
 		c.mu.Unlock()
 		if ns := c.lastPong.Load(); ns != 0 {
 			ls.LastPong = time.Unix(0, ns)
@@ -100,4 +125,22 @@ gather:
 		return len(a) < len(b) || len(a) == len(b) && a < b
 	})
 	return st
+}
+
+// membersOf lists a hub's members on its own goroutine; a conn's id,
+// address and identity never change once it is served.
+func membersOf(h *hub) []MemberStatus {
+	ms := make([]MemberStatus, 0, min(len(h.members), MaxStatusMembers+1))
+	for c := range h.members {
+		ms = append(ms, MemberStatus{Link: c.id, Addr: c.addr, Identity: c.identity})
+	}
+	// IDs are "c" and a number: shorter is older.
+	sort.Slice(ms, func(i, j int) bool {
+		a, b := ms[i].Link, ms[j].Link
+		return len(a) < len(b) || len(a) == len(b) && a < b
+	})
+	if len(ms) > MaxStatusMembers {
+		ms = ms[:MaxStatusMembers]
+	}
+	return ms
 }

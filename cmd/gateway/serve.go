@@ -45,8 +45,10 @@ type app struct {
 	reg      *prometheus.Registry
 	health   *storeHealth
 	draining atomic.Bool
-	started  time.Time
-	addrs    boundAddrs
+	// commitStreams holds a token per open /inspect/commits stream.
+	commitStreams chan struct{}
+	started       time.Time
+	addrs         boundAddrs
 }
 
 // boundAddrs are the addresses actually listened on, as the ready file,
@@ -77,7 +79,7 @@ func serve(ctx context.Context, p *parsed, res *resolved, log *slog.Logger, stop
 // newApp opens the store and builds the gateway and its metrics; nothing
 // listens yet.
 func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
-	a := &app{p: p, cfg: &p.s, res: res, log: log, started: time.Now()}
+	a := &app{p: p, cfg: &p.s, res: res, log: log, started: time.Now(), commitStreams: make(chan struct{}, maxCommitStreams)}
 	if err := p.prepareDataDir(); err != nil {
 		return nil, err
 	}
@@ -118,6 +120,7 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	ws.Handle("/", a.gw)
 	if a.cfg.AdminAddr == "" {
 		a.operatorRoutes(ws, a.hostRule(a.cfg.WSAddr), a.cfg.statusServed())
+		a.pageRoutes(ws, nil)
 		return ws, nil
 	}
 	admin = http.NewServeMux()
@@ -126,6 +129,7 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	if a.cfg.Pprof {
 		profileRoutes(admin, guard)
 	}
+	a.pageRoutes(ws, admin)
 	return ws, admin
 }
 

@@ -24,6 +24,8 @@ type settings struct {
 	Pprof     bool
 	GRPCAddr  string
 	ReadyFile string
+	Demo      string
+	Inspect   bool
 
 	TLSCert      string
 	TLSKey       string
@@ -118,6 +120,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	str(&s.AdminAddr, "admin-addr", "", "`address` of a separate listener for /healthz, /readyz, /metrics and /status (empty: on the WebSocket listener)")
 	fs.BoolVar(&s.Pprof, "pprof", false, "serve Go's profiles at /debug/pprof/ on the admin listener (needs -admin-addr)")
 	str(&s.GRPCAddr, "grpc-addr", defaultGRPCAddr, "`address` of the gRPC listener for backends")
+	str(&s.Demo, "demo", demoAuto, "serve the shared to-do board at /demo: auto (only when -ws-addr is loopback), on or off")
+	fs.BoolVar(&s.Inspect, "inspect", true, "serve the read-only inspector at /inspect: on the admin listener when -admin-addr is set, else only when -ws-addr is loopback")
 	str(&s.ReadyFile, "ready-file", "", "`file` to write the bound addresses to (JSON) once listening")
 
 	str(&s.TLSCert, "tls-cert", "", "PEM certificate `file` for the WebSocket (and admin) listener; with -tls-key turns TLS on")

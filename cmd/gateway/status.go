@@ -56,6 +56,8 @@ type authorityStatus struct {
 type streamStatus struct {
 	Name                string `json:"name"`
 	State               string `json:"state"`
+	Claims              int    `json:"claims"`
+	InFlight            int    `json:"questions_in_flight"`
 	LastError           string `json:"last_error,omitempty"`
 	ConsecutiveFailures int    `json:"consecutive_failures"`
 }
@@ -68,10 +70,24 @@ type documentStatus struct {
 	Subscribers       int    `json:"subscribers"`
 	Pending           int    `json:"pending_commits"`
 	QuestionsInFlight int    `json:"questions_in_flight"`
+	Observables       int    `json:"observables"`
+	Slots             int    `json:"slots"`
+	// ClaimedBy names the backends whose claims match it.
+	ClaimedBy []string `json:"claimed_by"`
+	// Members: up to gateway.MaxStatusMembers of its links.
+	Members []memberStatus `json:"members"`
+}
+
+type memberStatus struct {
+	Link      string `json:"link"`
+	Addr      string `json:"address"`
+	Identity  string `json:"identity,omitempty"`
+	Anonymous bool   `json:"anonymous"`
 }
 
 type linkStatus struct {
 	ID            string   `json:"id"`
+	Addr          string   `json:"address"`
 	QueueMessages int      `json:"queue_messages"`
 	QueueBytes    int      `json:"queue_bytes"`
 	LastPongAge   *float64 `json:"last_pong_age_seconds"` // null: no pong yet
@@ -118,16 +134,24 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		if i == maxStatusEntries {
 			break
 		}
-		page.Documents = append(page.Documents, documentStatus{
+		ds := documentStatus{
 			Name: d.Name, Cursor: d.Cursor, DurableCursor: d.Durable, Links: d.Links,
 			Subscribers: d.Subscribers, Pending: d.Pending, QuestionsInFlight: d.InFlight,
-		})
+			Observables: d.Observables, Slots: d.Slots, Members: []memberStatus{}, ClaimedBy: []string{},
+		}
+		if a.bridge != nil {
+			ds.ClaimedBy = a.bridge.Claimants(d.Name)
+		}
+		for _, m := range d.Members {
+			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Addr: m.Addr, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
+		}
+		page.Documents = append(page.Documents, ds)
 	}
 	for i, l := range st.Links {
 		if i == maxStatusEntries {
 			break
 		}
-		ls := linkStatus{ID: l.ID, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes}
+		ls := linkStatus{ID: l.ID, Addr: l.Addr, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes}
 		if !l.LastPong.IsZero() {
 			age := now.Sub(l.LastPong).Seconds()
 			ls.LastPongAge = &age
@@ -175,8 +199,8 @@ func (a *app) authorityStatus() authorityStatus {
 		st.FellBack, st.Ignored = b.FellBack.Load(), b.Ignored.Load()
 		st.Unauthenticated = b.Unauthenticated.Load()
 		for _, bs := range a.bridge.Backends() {
-			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State,
-				LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})
+			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State, Claims: bs.Claims,
+				InFlight: bs.InFlight, LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})
 		}
 	}
 	return st

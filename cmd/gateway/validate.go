@@ -51,6 +51,7 @@ func (p *parsed) validate() (*resolved, error) {
 		check("pprof", checkPprof(s.Pprof, s.AdminAddr)),
 		check("grpc-addr", checkAddr(s.GRPCAddr, false)),
 		check("ws-paths", checkPaths(s.WSPaths, s.AdminAddr == "")),
+		check("demo", oneOf(s.Demo, demoAuto, demoOn, demoOff)),
 		check("store", oneOf(s.Store, storeBolt, storeMemory)),
 		check("data-dir", nonEmpty(s.DataDir, s.Store == storeBolt)),
 		check("log-format", oneOf(s.LogFormat, "text", "json")),
@@ -192,6 +193,11 @@ func checkPaths(paths []string, sharesAdmin bool) error {
 	for _, p := range paths {
 		if !strings.HasPrefix(p, "/") {
 			return fmt.Errorf("path %q does not start with /", p)
+		}
+		for _, pp := range pagePaths {
+			if p == pp || strings.HasPrefix(p, pp+"/") {
+				return fmt.Errorf("path %q is a page of the gateway's (/demo, /inspect)", p)
+			}
 		}
 		if sharesAdmin {
 			for _, a := range adminPaths {
