@@ -3,10 +3,12 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -288,5 +290,42 @@ func TestShutdownClosesLinksWithGoingAway(t *testing.T) {
 	}
 	if !strings.Contains(p.Err().Error(), "StatusGoingAway") {
 		t.Fatalf("peer ended with %v, want close 1001", p.Err())
+	}
+}
+
+// Issue 16: a shutdown spreads the links' ends over DrainSpread, so their
+// clients do not all reconnect in the same instant; every one still gets
+// 1001 shutdown.
+func TestShutdownSpreadsTheEnds(t *testing.T) {
+	const spread = 400 * time.Millisecond
+	ts := startGateway(t, gateway.Config{DrainSpread: spread})
+	const n = 10
+	ends := make(chan time.Time, n)
+	for i := range n {
+		r := dialRaw(t, ts.url)
+		r.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: fmt.Sprintf("doc%d", i), Root: rootOf()})
+		r.next()
+		go func() {
+			_, err := r.read()
+			if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+				t.Errorf("link ended with %v, want 1001", err)
+			}
+			ends <- time.Now()
+		}()
+	}
+	ts.stop(t)
+	var first, last time.Time
+	for i := range n {
+		at := <-ends
+		if i == 0 || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	// The waits are lower bounds: a slower host only spreads them more.
+	if got := last.Sub(first); got < spread/2 {
+		t.Fatalf("the links ended within %v of each other, want them spread over %v", got, spread)
 	}
 }

@@ -85,6 +85,10 @@ type Config struct {
 	// the creation is abandoned (state-timeout) and joiners are answered.
 	// 0 means 10s.
 	StateTimeout time.Duration
+	// DrainSpread spreads the ends of the links at shutdown over this long,
+	// so their clients do not all reconnect at once; 0 ends them together.
+	// It comes out of the shutdown's deadline.
+	DrainSpread time.Duration
 	// MaxOpensPerSecond bounds the opens one link may make per second
 	// (with a burst of MaxTopicsPerLink); past it an open is answered with
 	// the fault too-many-opens. 0 means 100; negative turns it off.

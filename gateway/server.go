@@ -181,6 +181,39 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
 	return c
 }
 
+// endLinks ends every link with shutdown, spread evenly over DrainSpread
+// (as nats-server's lame-duck mode does) so that their clients do not all
+// reconnect in the same instant; when ctx ends first, the rest go at once.
+func (s *Server) endLinks(ctx context.Context) {
+	var conns []*conn
+	s.conns.Range(func(k, _ any) bool {
+		conns = append(conns, k.(*conn))
+		return true
+	})
+	start := time.Now()
+	var t *time.Timer
+	for i, c := range conns {
+		if s.cfg.DrainSpread > 0 && i > 0 && ctx.Err() == nil {
+			at := start.Add(s.cfg.DrainSpread * time.Duration(i) / time.Duration(len(conns)))
+			if d := time.Until(at); d > 0 {
+				if t == nil {
+					t = time.NewTimer(d)
+				} else {
+					t.Reset(d)
+				}
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+				}
+			}
+		}
+		c.end(&endReason{fault: ReasonShutdown, message: "the gateway is going away", status: websocket.StatusGoingAway})
+	}
+	if t != nil {
+		t.Stop()
+	}
+}
+
 // Shutdown stops accepting, ends every link with 1001 (going away), lets
 // every hub settle what is in flight and store a snapshot, and returns when
 // every goroutine has finished or ctx ends. The store, when it was given in
@@ -189,10 +222,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if !s.closing.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	s.conns.Range(func(k, _ any) bool {
-		k.(*conn).end(&endReason{fault: ReasonShutdown, message: "the gateway is going away", status: websocket.StatusGoingAway})
-		return true
-	})
+	s.endLinks(ctx)
 	if err := waitCtx(ctx, &s.connWG); err != nil {
 		return err
 	}

@@ -125,6 +125,7 @@ func TestConfigCommandShowsAdjustmentsAndFailsAsStartWould(t *testing.T) {
 		{"-question-timeout", "10s", "-judge-timeout", "5s"},
 		{"-max-message-bytes", "1000", "-max-commit-bytes", "2000"},
 		{"-max-message-bytes", "1000", "-max-document-bytes", "2000"},
+		{"-drain-timeout", "1s", "-drain-spread", "2s"},
 		{"-max-message-bytes", "64"},
 		{"-data-dir", filepath.Join(file, "sub")},
 	}

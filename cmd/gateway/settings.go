@@ -87,6 +87,7 @@ type settings struct {
 	Compression           bool
 
 	DrainTimeout time.Duration
+	DrainSpread  time.Duration
 	GCFloor      int64
 	LogLevel     string
 	LogFormat    string
@@ -102,6 +103,7 @@ const (
 	defaultGRPCAddr     = "127.0.0.1:9090"
 	defaultDataDir      = "data"
 	defaultDrainTimeout = 30 * time.Second
+	defaultDrainSpread  = time.Second
 	// defaultGRPCMaxConnections leaves room for many backends, each with a
 	// connection or two, while bounding what unauthenticated callers hold.
 	defaultGRPCMaxConnections = 256
@@ -181,6 +183,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.BoolVar(&s.Compression, "compression", false, "offer permessage-deflate with context takeover")
 
 	dur(&s.DrainTimeout, "drain-timeout", defaultDrainTimeout, "deadline for the drain on SIGTERM or SIGINT; past it the process exits 1")
+	dur(&s.DrainSpread, "drain-spread", defaultDrainSpread, "spread the links' ends at a drain over this long, so their clients do not all reconnect at once (0 ends them together; part of -drain-timeout)")
 	fs.Int64Var(&s.GCFloor, "gc-floor", gcfloor.DefaultFloor, "heap `bytes` the collector lets a small heap grow to between collections (0: Go's default; ignored when GOGC is set)")
 	str(&s.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	str(&s.LogFormat, "log-format", "text", "log `format`: text or json")

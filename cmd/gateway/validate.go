@@ -76,6 +76,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"idle-unload", s.IdleUnload, false},
 		{"state-timeout", s.StateTimeout, false},
 		{"drain-timeout", s.DrainTimeout, false},
+		{"drain-spread", s.DrainSpread, true},
 	} {
 		errs = append(errs, check(d.name, positive(int64(d.v), d.zero)))
 	}
@@ -401,6 +402,9 @@ func (p *parsed) adjust() error {
 		if s.QuestionTimeout <= 0 {
 			return p.invalid("judge-timeout", errors.New("too short to share between a backend's attempts"))
 		}
+	}
+	if s.DrainSpread >= s.DrainTimeout {
+		return p.invalid("drain-spread", fmt.Errorf("not shorter than -drain-timeout (%v): the drain would overrun while links were still being ended", s.DrainTimeout))
 	}
 	if s.QuestionTimeout >= s.JudgeTimeout {
 		return p.invalid("question-timeout", fmt.Errorf("not shorter than -judge-timeout (%v): a commit would be refused authority-timeout before its backend's time is up", s.JudgeTimeout))

@@ -76,6 +76,7 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		CommitLimits:          commit.Limits{MaxCommitBytes: s.MaxCommitBytes, MaxDeltas: s.MaxDeltas},
 		MaxDocumentBytes:      s.MaxDocumentBytes,
 		StateTimeout:          s.StateTimeout,
+		DrainSpread:           s.DrainSpread,
 		MaxOpensPerSecond:     float64(s.MaxOpensPerSecond),
 	}
 	if c.PingInterval == 0 {
