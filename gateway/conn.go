@@ -55,6 +55,10 @@ type conn struct {
 	wake   chan struct{}
 
 	lastPong atomic.Int64 // unix nanoseconds
+	// held: the reader waits for a commits frame's credit, so nothing,
+	// pongs included, is read; holds counts those waits.
+	held  atomic.Bool
+	holds atomic.Int64
 
 	// Owned by the loop goroutine.
 	link    *link.Link
@@ -243,12 +247,10 @@ func (c *conn) readLoop() {
 			in.bad = bad
 		} else {
 			in.f = f
+			if f.Kind == frame.Commits && !c.takeCredit() {
+				return
+			}
 			if f.Kind == frame.Commits {
-				select {
-				case c.credits <- struct{}{}:
-				case <-c.ctx.Done():
-					return
-				}
 				in.credit = &frameCredit{c: c}
 			}
 		}
@@ -257,6 +259,28 @@ func (c *conn) readLoop() {
 		case <-c.ctx.Done():
 			return
 		}
+	}
+}
+
+// takeCredit takes a commits frame's place among those waiting for
+// verdicts. While it waits the socket is not read, so a pong (and the
+// peer's close) waits behind the held-back data: the ping loop knows, and
+// does not take the silence for a dead peer (it is alive enough to send
+// faster than its verdicts come; a write timeout still finds a dead one).
+func (c *conn) takeCredit() bool {
+	select {
+	case c.credits <- struct{}{}:
+		return true
+	default:
+	}
+	c.holds.Add(1)
+	c.held.Store(true)
+	defer c.held.Store(false)
+	select {
+	case c.credits <- struct{}{}:
+		return true
+	case <-c.ctx.Done():
+		return false
 	}
 }
 
@@ -269,9 +293,13 @@ func (c *conn) pingLoop() {
 			return
 		case <-t.C:
 		}
+		holds := c.holds.Load()
 		ctx, cancel := context.WithTimeout(c.ioCtx, c.srv.cfg.PingTimeout)
 		err := c.ws.Ping(ctx)
 		cancel()
+		if err != nil && (c.held.Load() || c.holds.Load() != holds) && c.ctx.Err() == nil {
+			continue // the pong waits behind data we hold back
+		}
 		if err != nil {
 			if c.ctx.Err() == nil {
 				c.end(&endReason{status: websocket.StatusGoingAway})

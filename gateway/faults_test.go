@@ -200,3 +200,56 @@ func TestFailingStoreRefusesAndRecovers(t *testing.T) {
 		}
 	}
 }
+
+// heldAuthority answers no verdict until released.
+type heldAuthority struct{ release chan struct{} }
+
+func (a heldAuthority) Judge(_ *gateway.AcceptRequest, reply func(gateway.Verdict)) {
+	go func() {
+		<-a.release
+		reply(gateway.Verdict{})
+	}()
+}
+
+func (heldAuthority) MayOpen(_ gateway.OpenRequest, reply func(error)) { reply(nil) }
+
+// Issue 16: while the gateway holds a socket's reading back for verdicts
+// (MaxFramesInFlight reached), the peer's pongs wait behind its data; the
+// ping loop does not take that for a dead peer. The link outlives many ping
+// timeouts and carries on once the verdicts come.
+func TestHeldReadingIsNotAMissedPong(t *testing.T) {
+	auth := heldAuthority{release: make(chan struct{})}
+	const ping = 30 * time.Millisecond
+	ts := startGateway(t, gateway.Config{Authority: auth, MaxFramesInFlight: 1, PingInterval: ping, PingTimeout: ping, JudgeTimeout: time.Minute})
+	ws, _, err := websocket.Dial(ctxT(t), ts.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := countFrames(t, ws) // reads all along, so the client answers pings
+	root := rootOf()
+	send := func(f frame.Frame) {
+		b, _ := frame.Encode(f)
+		if err := ws.Write(ctxT(t), websocket.MessageBinary, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Root: root})
+	fc.wait(t, "the gateway's want", func(k map[frame.Kind]int, _ map[string]int) bool { return k[frame.Open] == 1 })
+	send(frame.Frame{Kind: frame.State, Topic: 1})
+	for i := 1; i <= 3; i++ { // the second waits for the first's verdict, the third is not read
+		c, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root.ID, Ref: commit.ObjectKey(fmt.Sprint(i)), Value: commit.IntValue(int64(i))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(frame.Frame{Kind: frame.Commits, Topic: 1, First: uint64(i), Commits: [][]byte{c}})
+	}
+	// Ten ping timeouts pass with the reading held: the time under test.
+	time.Sleep(10 * ping)
+	close(auth.release)
+	waitCursor(t, ts.Server, "doc", 3)
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.done {
+		t.Fatalf("the link ended while its reading was held: %v", fc.err)
+	}
+}
