@@ -72,6 +72,8 @@ type topicState struct {
 	name  string
 	topic uint64 // ours, 0 until shared
 	hub   *hub
+	// number is topic for readers off the loop goroutine (the status).
+	number atomic.Uint64
 }
 
 type inbound struct {
@@ -374,6 +376,7 @@ func (c *conn) apply(m *connMsg) {
 			return
 		}
 		ts.topic = topic
+		ts.number.Store(topic)
 		c.byTopic[topic] = ts
 	case msgDecline:
 		if m.reason == "" || m.reason == protocol.NoDocument {
@@ -473,9 +476,10 @@ func (c *conn) peerOpened(e link.PeerOpened) {
 		c.link.DeclineWith(e.Name, ReasonTooManyDocuments, "the gateway holds as many documents as it may; retry later")
 		return
 	}
-	c.topics[e.Name] = &topicState{name: e.Name, hub: h}
+	ts := &topicState{name: e.Name, hub: h}
+	c.topics[e.Name] = ts
 	root, want := e.Root, e.Want
-	h.post(func() { h.open(c, root, want) })
+	h.post(func() { h.open(c, ts, root, want) })
 }
 
 func (c *conn) commitArrived(e link.CommitsArrived, credit *frameCredit) {

@@ -74,7 +74,8 @@ type hub struct {
 }
 
 type member struct {
-	c *conn
+	c  *conn
+	ts *topicState // the link's side of it, for the topic number
 	// owed: the peer asked for the state and has not been sent it yet.
 	// Nothing is delivered to it meanwhile; the state covers it.
 	owed bool
@@ -306,7 +307,7 @@ func (h *hub) drain() {
 // --- opening ---------------------------------------------------------------
 
 // open handles a peer's open for this document on connection c.
-func (h *hub) open(c *conn, peerRoot *frame.Root, want bool) {
+func (h *hub) open(c *conn, ts *topicState, peerRoot *frame.Root, want bool) {
 	if !h.storeLoaded() {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
 		return
@@ -314,7 +315,7 @@ func (h *hub) open(c *conn, peerRoot *frame.Root, want bool) {
 	req := OpenRequest{Document: h.name, Identity: c.identity, Exists: h.doc != nil}
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.MayOpen(req, func(err error) {
-			reply(func() { h.openDecided(c, peerRoot, want, err) })
+			reply(func() { h.openDecided(c, ts, peerRoot, want, err) })
 		})
 	})
 }
@@ -391,7 +392,7 @@ func (r *replyQueue) run() {
 	}
 }
 
-func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
+func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bool, err error) {
 	if err != nil {
 		// The authority's own reason when it gave one, else forbidden.
 		reason := protocol.ReasonOf(err)
@@ -405,7 +406,7 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 		root, kind := h.doc.Root()
 		// A peer that asked for state is owed it from now: nothing is
 		// delivered to it until the state, which covers it, is sent.
-		h.members[c] = &member{c: c, owed: want}
+		h.members[c] = &member{c: c, ts: ts, owed: want}
 		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
 		return
 	}
@@ -413,7 +414,7 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 		// Ask a backend for the document before minting one; a failed
 		// load declines the open rather than let the peer mint a second
 		// document under the name.
-		h.withLoaded(func(err error) { h.openDecided(c, peerRoot, want, err) })
+		h.withLoaded(func(err error) { h.openDecided(c, ts, peerRoot, want, err) })
 		return
 	}
 	if peerRoot == nil {
@@ -425,7 +426,7 @@ func (h *hub) openDecided(c *conn, peerRoot *frame.Root, want bool, err error) {
 	// nothing is written for a creation that is refused or abandoned.
 	h.doc = document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits)
 	h.size = 0
-	m := &member{c: c}
+	m := &member{c: c, ts: ts}
 	h.members[c] = m
 	h.creator = m
 	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(func() { h.creatorLate(m) }) })

@@ -35,6 +35,9 @@ type MemberStatus struct {
 	Link     string
 	Addr     string
 	Identity admission.Identity
+	// Topic is the gateway's topic number for the document on that link
+	// (0 until the link has it).
+	Topic uint64
 }
 
 // MaxStatusMembers bounds the members one DocumentStatus lists; Links is
@@ -131,8 +134,8 @@ gather:
 // address and identity never change once it is served.
 func membersOf(h *hub) []MemberStatus {
 	ms := make([]MemberStatus, 0, min(len(h.members), MaxStatusMembers+1))
-	for c := range h.members {
-		ms = append(ms, MemberStatus{Link: c.id, Addr: c.addr, Identity: c.identity})
+	for c, m := range h.members {
+		ms = append(ms, MemberStatus{Link: c.id, Addr: c.addr, Identity: c.identity, Topic: m.ts.number.Load()})
 	}
 	// IDs are "c" and a number: shorter is older.
 	sort.Slice(ms, func(i, j int) bool {

@@ -218,7 +218,7 @@ func TestInspectorShowsADocumentAndItsCommits(t *testing.T) {
 
 	waitFor(t, ins, "who answers for it", `document.getElementById('doc-claims').textContent === 'no backend (the open fallback)'`, 5*time.Second)
 	// Its links: the demo's and the inspector's own peer.
-	waitFor(t, ins, "its links", `[...document.querySelectorAll('#doc-links tbody tr')].map((r) => r.textContent).join() === 'c1127.0.0.1anonymous,c2127.0.0.1anonymous'`, 5*time.Second)
+	waitFor(t, ins, "its links", `[...document.querySelectorAll('#doc-links tbody tr')].map((r) => r.textContent).join() === 'c11127.0.0.1anonymous,c21127.0.0.1anonymous'`, 5*time.Second)
 
 	// A commit shows within a second of its making, timed on one clock (the browser's).
 	do(t, ins, "time arrivals", `new MutationObserver(() => { window.arrived ??= Date.now(); }).observe(document.getElementById('stream'), { childList: true })`)

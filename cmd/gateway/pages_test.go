@@ -234,7 +234,7 @@ func TestStatusListsADocumentsLinksAndSize(t *testing.T) {
 	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "one")}})
 	b.expect(frame.Commits)
 	st := ta.statusPage(t)
-	want := []memberStatus{{Link: "c1", Addr: "127.0.0.1", Anonymous: true}, {Link: "c2", Addr: "127.0.0.1", Anonymous: true}}
+	want := []memberStatus{{Link: "c1", Topic: 1, Addr: "127.0.0.1", Anonymous: true}, {Link: "c2", Topic: 1, Addr: "127.0.0.1", Anonymous: true}}
 	if len(st.Documents) != 1 || !reflect.DeepEqual(st.Documents[0].Members, want) {
 		t.Errorf("documents %+v, want doc's members %+v", st.Documents, want)
 	}

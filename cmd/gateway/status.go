@@ -80,6 +80,7 @@ type documentStatus struct {
 
 type memberStatus struct {
 	Link      string `json:"link"`
+	Topic     uint64 `json:"topic"`
 	Addr      string `json:"address"`
 	Identity  string `json:"identity,omitempty"`
 	Anonymous bool   `json:"anonymous"`
@@ -143,7 +144,7 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 			ds.ClaimedBy = a.bridge.Claimants(d.Name)
 		}
 		for _, m := range d.Members {
-			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Addr: m.Addr, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
+			ds.Members = append(ds.Members, memberStatus{Link: m.Link, Topic: m.Topic, Addr: m.Addr, Identity: m.Identity.ID, Anonymous: m.Identity.Anonymous})
 		}
 		page.Documents = append(page.Documents, ds)
 	}

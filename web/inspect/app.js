@@ -54,7 +54,7 @@ function show(st, metrics) {
   const doc = open && st.documents.find((d) => d.name === open.name);
   if (doc) {
     $('doc-claims').textContent = doc.claimed_by.length ? doc.claimed_by.join(', ') : `no backend (the ${st.authority.fallback} fallback)`;
-    $('doc-links').tBodies[0].replaceChildren(...doc.members.map((m) => row('', m.link, m.address, m.anonymous ? 'anonymous' : m.identity)));
+    $('doc-links').tBodies[0].replaceChildren(...doc.members.map((m) => row('', m.link, String(m.topic), m.address, m.anonymous ? 'anonymous' : m.identity)));
   }
   $('links').tBodies[0].replaceChildren(...st.links.map((l) => row('', l.id, l.address, l.queue_messages, l.queue_bytes,
     l.last_pong_age_seconds == null ? 'none yet' : `${l.last_pong_age_seconds.toFixed(0)} s ago`)));
