@@ -32,6 +32,4 @@ const (
 	// ReasonUnavailable: the gateway is shutting down or the call ended.
 	ReasonUnavailable protocol.Reason = "unavailable"
 
-	// ReasonSlowSubscriber ends a subscription that fell behind its bound.
-	ReasonSlowSubscriber protocol.Reason = "slow-subscriber"
 )

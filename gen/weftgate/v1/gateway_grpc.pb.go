@@ -53,8 +53,10 @@ type GatewayServiceClient interface {
 	// can also write into documents on it. See AuthorityRequest.
 	Authority(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AuthorityRequest, AuthorityResponse], error)
 	// Subscribe follows the commit stream of one document or a pattern of
-	// them, from a cursor. A subscriber that cannot keep up is ended with
-	// RESOURCE_EXHAUSTED (`slow-subscriber`) and resumes from its last cursor.
+	// them, from a cursor. A subscriber that cannot keep up only lags: the
+	// gateway reads the store at the subscriber's pace, so nothing is dropped
+	// and nothing is queued for it; one that falls behind what the store
+	// retains gets a snapshot (EXPIRED) and the commits after it.
 	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeResponse], error)
 	// GetState returns a document's state and the cursor it is at, loading
 	// it from a load authority when the gateway does not hold it. NOT_FOUND
@@ -177,8 +179,10 @@ type GatewayServiceServer interface {
 	// can also write into documents on it. See AuthorityRequest.
 	Authority(grpc.BidiStreamingServer[AuthorityRequest, AuthorityResponse]) error
 	// Subscribe follows the commit stream of one document or a pattern of
-	// them, from a cursor. A subscriber that cannot keep up is ended with
-	// RESOURCE_EXHAUSTED (`slow-subscriber`) and resumes from its last cursor.
+	// them, from a cursor. A subscriber that cannot keep up only lags: the
+	// gateway reads the store at the subscriber's pace, so nothing is dropped
+	// and nothing is queued for it; one that falls behind what the store
+	// retains gets a snapshot (EXPIRED) and the commits after it.
 	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error
 	// GetState returns a document's state and the cursor it is at, loading
 	// it from a load authority when the gateway does not hold it. NOT_FOUND
