@@ -24,6 +24,11 @@ func statusOf(ctx context.Context, err error) error {
 		return status.Error(codes.Unavailable, "the gateway is shutting down")
 	case protocol.ReasonOf(err) == protocol.NoDocument:
 		return status.Error(codes.NotFound, "no such document")
+	case protocol.ReasonOf(err) == gateway.ReasonDeleted:
+		// An operator deleted the document under the call or stream.
+		return status.Error(codes.Aborted, err.Error())
+	case protocol.ReasonOf(err) == gateway.ReasonBadName:
+		return status.Error(codes.InvalidArgument, err.Error())
 	case retryable(protocol.ReasonOf(err)):
 		return status.Error(codes.Unavailable, err.Error())
 	case ctx.Err() != nil:

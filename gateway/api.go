@@ -58,6 +58,9 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 			return
 		}
 		h.withLoaded(func(err error) {
+			if err == nil && h.deleting != nil {
+				err = errDeleting
+			}
 			if err != nil {
 				done(err)
 				return
@@ -246,7 +249,29 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 // subscriber is woken (never blocked) by its hub when new commits are
 // durable; it reads them from the store itself, so a slow subscriber costs
 // the hub nothing and sees every cursor exactly once.
-type subscriber struct{ wake chan struct{} }
+type subscriber struct {
+	wake chan struct{}
+	// gone is closed, with why set first, when the hub ends the
+	// subscription (the document was deleted).
+	gone chan struct{}
+	why  error
+}
+
+// stop ends the subscription with why; on the hub goroutine, once.
+func (s *subscriber) stop(why error) {
+	s.why = why
+	close(s.gone)
+}
+
+// stopped returns why the hub ended the subscription, or nil.
+func (s *subscriber) stopped() error {
+	select {
+	case <-s.gone:
+		return s.why
+	default:
+		return nil
+	}
+}
 
 func (s *subscriber) notify() {
 	select {
@@ -266,7 +291,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 		return errTooMany(s)
 	}
 	defer s.reg.release(h)
-	sub := &subscriber{wake: make(chan struct{}, 1)}
+	sub := &subscriber{wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	if !h.post(func() { h.subs[sub] = struct{}{} }) {
 		return ErrClosed
 	}
@@ -274,7 +299,13 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 	next := after + 1
 	const page = 512
 	for {
+		if err := sub.stopped(); err != nil {
+			return err
+		}
 		recs, err := s.store.Read(ctx, name, next, page)
+		if err != nil && sub.stopped() != nil {
+			return sub.stopped()
+		}
 		if errors.Is(err, store.ErrCompacted) {
 			ev, err := s.snapshotEvent(ctx, h)
 			if err != nil {
@@ -305,6 +336,8 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 		}
 		select {
 		case <-sub.wake:
+		case <-sub.gone:
+			return sub.why
 		case <-h.done:
 			return ErrClosed
 		case <-ctx.Done():

@@ -32,6 +32,7 @@ type conn struct {
 	ws       *websocket.Conn
 	id       string
 	identity admission.Identity
+	remote   string // the peer's address, as admission saw it
 	origin   Origin
 	// ctx ends with the connection's life; ioCtx outlives it until the
 	// socket is closed, so the last fault and the close frame can still go
@@ -105,6 +106,9 @@ type endReason struct {
 	fault   protocol.Reason
 	message string
 	status  websocket.StatusCode
+	// announce sends the fault on topic 0 before the close (slow-consumer
+	// always does).
+	announce bool
 }
 
 // frameCredit is released when every commit of one commits frame settled,
@@ -554,7 +558,7 @@ func (c *conn) close() {
 	if r == nil {
 		r = &endReason{status: websocket.StatusGoingAway}
 	}
-	if r.fault == ReasonSlowConsumer {
+	if r.fault == ReasonSlowConsumer || r.announce {
 		// Best effort: the peer hears why before the close.
 		c.link.FaultLink(r.fault, r.message)
 		ctx, cancel := context.WithTimeout(c.ioCtx, time.Second)

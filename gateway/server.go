@@ -140,6 +140,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := s.newConn(ws, id)
+	c.remote = admission.PeerAddr(r, s.cfg.Admission.TrustProxy)
 	s.conns.Store(c, struct{}{})
 	s.metrics.Connections.Add(1)
 	s.metrics.ConnsTotal.Add(1)

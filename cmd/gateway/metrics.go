@@ -189,6 +189,7 @@ var (
 		// The gateway's and the bridge's own.
 		gateway.ReasonStoreUnavailable, gateway.ReasonInternal, gateway.ReasonReadOnly, gateway.ReasonAuthorityTimeout,
 		bridge.ReasonNoAuthority, bridge.ReasonAuthorityBusy, bridge.ReasonQuestionTooLarge, bridge.ReasonAuthorityGone,
+		gateway.ReasonDeleted,
 	)
 	knownFaults = append(reasonNames(
 		gateway.ReasonSlowConsumer, gateway.ReasonShutdown, gateway.ReasonClosed,
