@@ -1,6 +1,7 @@
 package bridge_test
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"github.com/weftgate/weftgate/peer"
@@ -145,4 +147,22 @@ func TestEndLinksOverGRPC(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument)
 	_, err = e.client.EndLinks(ctxT(t), &v1.EndLinksRequest{Reason: "banned"})
 	wantCode(t, err, codes.InvalidArgument)
+}
+
+// Backends lists each stream's claims with their patterns and kinds, for
+// the operator's status page.
+func TestBackendsListClaims(t *testing.T) {
+	e := startEnv(t, envOpts{})
+	b := openBackend(t, e, "auth", 0)
+	b.mustClaim(2, prefix(""), 0, kIdentify)
+	b.mustClaim(1, exact("doc"), 0, kAccept, kLoad)
+	got := backendNamed(e.b, "auth").ClaimList
+	id := b.welcome.StreamId
+	want := []bridge.ClaimStatus{
+		{StreamID: id, ClaimID: 1, Match: "exact", Pattern: "doc", Kinds: []string{"accept", "load"}},
+		{StreamID: id, ClaimID: 2, Match: "prefix", Pattern: "", Kinds: []string{"identify"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("claims %+v, want %+v", got, want)
+	}
 }
