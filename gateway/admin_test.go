@@ -120,8 +120,7 @@ func TestDeleteDocument(t *testing.T) {
 // with "held", and keeps the replies of the others, telling asked.
 type holdingAuthority struct {
 	gateway.Policy
-	asked   chan func(gateway.Verdict)
-	replies []func(gateway.Verdict)
+	asked chan func(gateway.Verdict)
 }
 
 func (a *holdingAuthority) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
