@@ -159,9 +159,13 @@ func (h *hub) deleteAppended() {
 	h.continueDelete()
 }
 
+// storeCallDone counts an appendWait call out. A hub does not unload while
+// one runs: a snapshot landing after the name's next hub deleted the
+// document would bring it back.
 func (h *hub) storeCallDone() {
 	h.storeCalls--
 	h.continueDelete()
+	h.maybeIdle()
 }
 
 // continueDelete starts the store's delete once nothing of the hub's is on

@@ -258,7 +258,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 
 func (h *hub) unloadable() bool {
 	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 && len(h.loadWait) == 0 &&
-		len(h.unflushed) == 0 && len(h.appending) == 0
+		len(h.unflushed) == 0 && len(h.appending) == 0 && h.storeCalls == 0 && h.deleting == nil
 }
 
 // maybeIdle arms the idle timer once; a brief reference in between (a
