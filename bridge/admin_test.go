@@ -166,3 +166,17 @@ func TestBackendsListClaims(t *testing.T) {
 		t.Fatalf("claims %+v, want %+v", got, want)
 	}
 }
+
+// A gateway at its document bound answers a delete of a document it would
+// have to load UNAVAILABLE (retry), not INTERNAL.
+func TestDeleteAtDocumentBound(t *testing.T) {
+	e := startEnv(t, envOpts{gateway: gateway.Config{MaxDocuments: 1}})
+	if _, err := dialPeer(t, e, peer.Options{}).Share(ctxT(t), "held", newDoc()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.client.DeleteDocument(ctxT(t), &v1.DeleteDocumentRequest{Document: "other"})
+	wantCode(t, err, codes.Unavailable)
+	if !strings.Contains(status.Convert(err).Message(), string(gateway.ReasonTooManyDocuments)) {
+		t.Fatalf("%v does not name its reason", err)
+	}
+}

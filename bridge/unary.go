@@ -38,9 +38,11 @@ func statusOf(ctx context.Context, err error) error {
 }
 
 // retryable reasons are a backend or the store failing for now (a load
-// among them): UNAVAILABLE, so a caller retries.
+// among them), or the gateway holding as many documents as it may:
+// UNAVAILABLE, so a caller retries.
 func retryable(r protocol.Reason) bool {
-	return r == gateway.ReasonStoreUnavailable || r == ReasonAuthorityTimeout || r == ReasonAuthorityBusy
+	return r == gateway.ReasonStoreUnavailable || r == ReasonAuthorityTimeout || r == ReasonAuthorityBusy ||
+		r == gateway.ReasonTooManyDocuments
 }
 
 // invalid is INVALID_ARGUMENT with the aweft reason leading the message.
