@@ -79,6 +79,9 @@ func TestDeleteDocumentOverGRPC(t *testing.T) {
 	}
 	_, err = e.client.GetState(ctxT(t), &v1.GetStateRequest{Document: "doc"})
 	wantCode(t, err, codes.NotFound)
+	if list, err := e.client.ListDocuments(ctxT(t), &v1.ListDocumentsRequest{}); err != nil || len(list.Documents) != 0 {
+		t.Fatalf("listed after the delete: %v %v", list, err)
+	}
 	_, err = e.client.DeleteDocument(ctxT(t), &v1.DeleteDocumentRequest{Document: "doc"})
 	wantCode(t, err, codes.NotFound)
 	_, err = e.client.DeleteDocument(ctxT(t), &v1.DeleteDocumentRequest{})

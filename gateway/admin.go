@@ -24,6 +24,8 @@ const ReasonDeleted protocol.Reason = "deleted"
 var (
 	errDeleted  = protocol.Errorf(ReasonDeleted, "an operator deleted the document")
 	errDeleting = protocol.Errorf(ReasonDeleted, "an operator is deleting the document; open it again")
+	// errTopicEnded refuses a commit from a link whose topic the hub ended.
+	errTopicEnded = protocol.Errorf(protocol.NoTopic, "the link's topic on the document has ended")
 
 	// ErrNoLink is EndLink's answer for a connection id no open link has.
 	ErrNoLink = errors.New("gateway: no open link has that id")

@@ -693,6 +693,11 @@ func (h *hub) commit(p *pendingCommit) {
 	case h.deleting != nil:
 		h.settle(p, errDeleted)
 		return
+	case p.from != nil && h.members[p.from] == nil:
+		// Sent before the link heard its topic end (a delete, an
+		// operator's end): it must not land in whatever holds the name now.
+		h.settle(p, errTopicEnded)
+		return
 	case h.loadErr != nil:
 		h.settle(p, protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
 		return
