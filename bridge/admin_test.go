@@ -183,3 +183,38 @@ func TestDeleteAtDocumentBound(t *testing.T) {
 		t.Fatalf("%v does not name its reason", err)
 	}
 }
+
+// ListDocuments with include_links names each linked peer: its connection
+// id, address and identity; without it, only the count.
+func TestListDocumentsIncludesLinks(t *testing.T) {
+	e := startEnv(t, envOpts{})
+	p1, p2 := dialPeer(t, e, peer.Options{}), dialPeer(t, e, peer.Options{})
+	if _, err := p1.Share(ctxT(t), "doc", newDoc()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.Join(ctxT(t), "doc"); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for _, l := range e.gw.Status(ctxT(t)).Links {
+		n, _ := strconv.ParseUint(strings.TrimPrefix(l.ID, "c"), 10, 64)
+		ids = append(ids, n)
+	}
+	list, err := e.client.ListDocuments(ctxT(t), &v1.ListDocumentsRequest{IncludeLinks: true})
+	if err != nil || len(list.Documents) != 1 {
+		t.Fatalf("list %v %v", list, err)
+	}
+	d := list.Documents[0]
+	if d.LinkCount != 2 || len(d.Links) != 2 || len(ids) != 2 {
+		t.Fatalf("document %v, status ids %v", d, ids)
+	}
+	for i, l := range d.Links {
+		if l.ConnectionId != ids[i] || l.RemoteAddr != "127.0.0.1" || !l.Identity.GetAnonymous() {
+			t.Fatalf("link %d: %v, want connection %d", i, l, ids[i])
+		}
+	}
+	list, err = e.client.ListDocuments(ctxT(t), &v1.ListDocumentsRequest{})
+	if err != nil || len(list.Documents) != 1 || len(list.Documents[0].Links) != 0 || list.Documents[0].LinkCount != 2 {
+		t.Fatalf("list without links %v %v", list, err)
+	}
+}

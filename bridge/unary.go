@@ -158,7 +158,16 @@ func (s *Server) ListDocuments(ctx context.Context, req *v1.ListDocumentsRequest
 
 	byName := map[string]*v1.DocumentInfo{}
 	for _, d := range gw.Documents(ctx) {
-		byName[d.Name] = &v1.DocumentInfo{Name: d.Name, Root: rootToProto(d.Root), Cursor: d.Durable, Loaded: true, LinkCount: uint32(d.Links), SubscriberCount: uint32(d.Subscribers)}
+		info := &v1.DocumentInfo{Name: d.Name, Root: rootToProto(d.Root), Cursor: d.Durable, Loaded: true, LinkCount: uint32(d.Links), SubscriberCount: uint32(d.Subscribers)}
+		if req.IncludeLinks {
+			for _, p := range d.Peers {
+				n, _ := connectionID(p.ID)
+				pp := &v1.Peer{Identity: &v1.Identity{}, RemoteAddr: p.Remote, ConnectionId: n}
+				setIdentity(pp.Identity, p.Identity)
+				info.Links = append(info.Links, pp)
+			}
+		}
+		byName[d.Name] = info
 	}
 	if s.cfg.Store != nil {
 		stored, err := s.cfg.Store.Documents(ctx)

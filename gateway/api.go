@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -210,6 +211,19 @@ type DocumentInfo struct {
 	Links       int
 	Subscribers int
 	Pending     int
+	// Peers are up to MaxListedPeers of the links that have it open, in
+	// connection order.
+	Peers []Peer
+}
+
+// MaxListedPeers bounds DocumentInfo.Peers.
+const MaxListedPeers = 100
+
+// Peer is one link as a backend may see it.
+type Peer struct {
+	ID       string // "c" and the connection number
+	Remote   string
+	Identity admission.Identity
 }
 
 // Documents lists the documents in memory.
@@ -229,13 +243,23 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 				return
 			}
 			id, kind := h.doc.Root()
-			res <- DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+			for c := range h.members {
+				info.Peers = append(info.Peers, Peer{ID: c.id, Remote: c.remote, Identity: c.identity})
+			}
+			res <- info
 		}) {
 			continue
 		}
 		select {
 		case info := <-res:
 			if info.Name != "" {
+				// IDs are "c" and a number: shorter is older.
+				sort.Slice(info.Peers, func(i, j int) bool {
+					a, b := info.Peers[i].ID, info.Peers[j].ID
+					return len(a) < len(b) || len(a) == len(b) && a < b
+				})
+				info.Peers = info.Peers[:min(len(info.Peers), MaxListedPeers)]
 				out = append(out, info)
 			}
 		case <-ctx.Done():
