@@ -9,8 +9,9 @@
 // order; one that times out, or whose stream ends, is asked of the next
 // claimant and finally answered by the policy, which under closed never
 // accepts. Every queue is bounded and every bound has a named outcome.
-// Subscribe, GetState, WriteCommit, ReplaceState and ListDocuments run over
-// the gateway's in-process API. ServerOptions and Register add logging,
+// Subscribe, GetState, WriteCommit, ReplaceState, ListDocuments and the
+// operator's DeleteDocument and EndLinks run over the gateway's in-process
+// API. ServerOptions and Register add logging,
 // bearer-token auth, panic recovery, health and reflection.
 //
 // It does not hold documents, order commits or store anything: the gateway

@@ -55,14 +55,15 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 }
 
 // MaxSmallRequestBytes bounds the requests that carry a name, a pattern
-// or a page token and nothing larger (GetState, ListDocuments): only
+// or a page token and nothing larger (GetState, ListDocuments, the operator
+// calls): only
 // writes and the authority stream need MaxRecvMessageBytes.
 const MaxSmallRequestBytes = 64 << 10
 
 // requestLimit is the codec's per-message bound; 0 leaves gRPC's.
 func requestLimit(v any) int {
 	switch v.(type) {
-	case *v1.GetStateRequest, *v1.ListDocumentsRequest:
+	case *v1.GetStateRequest, *v1.ListDocumentsRequest, *v1.DeleteDocumentRequest, *v1.EndLinksRequest:
 		return MaxSmallRequestBytes
 	}
 	return 0

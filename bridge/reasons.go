@@ -31,5 +31,4 @@ const (
 	ReasonInternal                             = protocol.Internal
 	// ReasonUnavailable: the gateway is shutting down or the call ended.
 	ReasonUnavailable protocol.Reason = "unavailable"
-
 )

@@ -24,6 +24,11 @@ func statusOf(ctx context.Context, err error) error {
 		return status.Error(codes.Unavailable, "the gateway is shutting down")
 	case protocol.ReasonOf(err) == protocol.NoDocument:
 		return status.Error(codes.NotFound, "no such document")
+	case protocol.ReasonOf(err) == gateway.ReasonDeleted:
+		// An operator deleted the document under the call or stream.
+		return status.Error(codes.Aborted, err.Error())
+	case protocol.ReasonOf(err) == gateway.ReasonBadName:
+		return status.Error(codes.InvalidArgument, err.Error())
 	case retryable(protocol.ReasonOf(err)):
 		return status.Error(codes.Unavailable, err.Error())
 	case ctx.Err() != nil:
@@ -33,9 +38,11 @@ func statusOf(ctx context.Context, err error) error {
 }
 
 // retryable reasons are a backend or the store failing for now (a load
-// among them): UNAVAILABLE, so a caller retries.
+// among them), or the gateway holding as many documents as it may:
+// UNAVAILABLE, so a caller retries.
 func retryable(r protocol.Reason) bool {
-	return r == gateway.ReasonStoreUnavailable || r == ReasonAuthorityTimeout || r == ReasonAuthorityBusy
+	return r == gateway.ReasonStoreUnavailable || r == ReasonAuthorityTimeout || r == ReasonAuthorityBusy ||
+		r == gateway.ReasonTooManyDocuments
 }
 
 // invalid is INVALID_ARGUMENT with the aweft reason leading the message.
@@ -151,7 +158,16 @@ func (s *Server) ListDocuments(ctx context.Context, req *v1.ListDocumentsRequest
 
 	byName := map[string]*v1.DocumentInfo{}
 	for _, d := range gw.Documents(ctx) {
-		byName[d.Name] = &v1.DocumentInfo{Name: d.Name, Root: rootToProto(d.Root), Cursor: d.Durable, Loaded: true, LinkCount: uint32(d.Links), SubscriberCount: uint32(d.Subscribers)}
+		info := &v1.DocumentInfo{Name: d.Name, Root: rootToProto(d.Root), Cursor: d.Durable, Loaded: true, LinkCount: uint32(d.Links), SubscriberCount: uint32(d.Subscribers)}
+		if req.IncludeLinks {
+			for _, p := range d.Peers {
+				n, _ := connectionID(p.ID)
+				pp := &v1.Peer{Identity: &v1.Identity{}, RemoteAddr: p.Remote, ConnectionId: n}
+				setIdentity(pp.Identity, p.Identity)
+				info.Links = append(info.Links, pp)
+			}
+		}
+		byName[d.Name] = info
 	}
 	if s.cfg.Store != nil {
 		stored, err := s.cfg.Store.Documents(ctx)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -58,6 +59,9 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 			return
 		}
 		h.withLoaded(func(err error) {
+			if err == nil && h.deleting != nil {
+				err = errDeleting
+			}
 			if err != nil {
 				done(err)
 				return
@@ -207,6 +211,19 @@ type DocumentInfo struct {
 	Links       int
 	Subscribers int
 	Pending     int
+	// Peers are up to MaxListedPeers of the links that have it open, in
+	// connection order.
+	Peers []Peer
+}
+
+// MaxListedPeers bounds DocumentInfo.Peers.
+const MaxListedPeers = 100
+
+// Peer is one link as a backend may see it.
+type Peer struct {
+	ID       string // "c" and the connection number
+	Remote   string
+	Identity admission.Identity
 }
 
 // Documents lists the documents in memory.
@@ -226,13 +243,23 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 				return
 			}
 			id, kind := h.doc.Root()
-			res <- DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+			for c := range h.members {
+				info.Peers = append(info.Peers, Peer{ID: c.id, Remote: c.addr, Identity: c.identity})
+			}
+			res <- info
 		}) {
 			continue
 		}
 		select {
 		case info := <-res:
 			if info.Name != "" {
+				// IDs are "c" and a number: shorter is older.
+				sort.Slice(info.Peers, func(i, j int) bool {
+					a, b := info.Peers[i].ID, info.Peers[j].ID
+					return len(a) < len(b) || len(a) == len(b) && a < b
+				})
+				info.Peers = info.Peers[:min(len(info.Peers), MaxListedPeers)]
 				out = append(out, info)
 			}
 		case <-ctx.Done():
@@ -246,7 +273,29 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 // subscriber is woken (never blocked) by its hub when new commits are
 // durable; it reads them from the store itself, so a slow subscriber costs
 // the hub nothing and sees every cursor exactly once.
-type subscriber struct{ wake chan struct{} }
+type subscriber struct {
+	wake chan struct{}
+	// gone is closed, with why set first, when the hub ends the
+	// subscription (the document was deleted).
+	gone chan struct{}
+	why  error
+}
+
+// stop ends the subscription with why; on the hub goroutine, once.
+func (s *subscriber) stop(why error) {
+	s.why = why
+	close(s.gone)
+}
+
+// stopped returns why the hub ended the subscription, or nil.
+func (s *subscriber) stopped() error {
+	select {
+	case <-s.gone:
+		return s.why
+	default:
+		return nil
+	}
+}
 
 func (s *subscriber) notify() {
 	select {
@@ -266,7 +315,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 		return errTooMany(s)
 	}
 	defer s.reg.release(h)
-	sub := &subscriber{wake: make(chan struct{}, 1)}
+	sub := &subscriber{wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	if !h.post(func() { h.subs[sub] = struct{}{} }) {
 		return ErrClosed
 	}
@@ -274,7 +323,13 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 	next := after + 1
 	const page = 512
 	for {
+		if err := sub.stopped(); err != nil {
+			return err
+		}
 		recs, err := s.store.Read(ctx, name, next, page)
+		if err != nil && sub.stopped() != nil {
+			return sub.stopped()
+		}
 		if errors.Is(err, store.ErrCompacted) {
 			ev, err := s.snapshotEvent(ctx, h)
 			if err != nil {
@@ -305,6 +360,8 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 		}
 		select {
 		case <-sub.wake:
+		case <-sub.gone:
+			return sub.why
 		case <-h.done:
 			return ErrClosed
 		case <-ctx.Done():

@@ -112,6 +112,9 @@ type endReason struct {
 	fault   protocol.Reason
 	message string
 	status  websocket.StatusCode
+	// announce sends the fault on topic 0 before the close (slow-consumer
+	// always does).
+	announce bool
 }
 
 // slow says the peer did not keep up: its backlog passed its bound, or a
@@ -593,7 +596,7 @@ func (c *conn) close() {
 	if r == nil {
 		r = &endReason{status: websocket.StatusGoingAway}
 	}
-	if r.slow() {
+	if r.slow() || r.announce {
 		// Best effort: the peer hears why before the close.
 		c.link.FaultLink(r.fault, r.message)
 		ctx, cancel := context.WithTimeout(c.ioCtx, time.Second)

@@ -71,6 +71,9 @@ type hub struct {
 
 	loadAsked bool          // a backend Loader's answer was taken for this document
 	loadWait  []func(error) // opens and calls waiting for its answer
+
+	storeCalls int       // appendWait calls in flight: a delete waits for them
+	deleting   *deletion // an operator's delete under way (admin.go)
 }
 
 type member struct {
@@ -257,7 +260,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 
 func (h *hub) unloadable() bool {
 	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 && len(h.loadWait) == 0 && !h.creating &&
-		len(h.unflushed) == 0 && len(h.appending) == 0
+		len(h.unflushed) == 0 && len(h.appending) == 0 && h.storeCalls == 0 && h.deleting == nil
 }
 
 // maybeIdle arms the idle timer once; a brief reference in between (a
@@ -393,6 +396,9 @@ func (r *replyQueue) run() {
 }
 
 func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bool, err error) {
+	if err == nil && h.deleting != nil {
+		err = errDeleting
+	}
 	if err != nil {
 		// The authority's own reason when it gave one, else forbidden.
 		reason := protocol.ReasonOf(err)
@@ -533,7 +539,7 @@ func (h *hub) withLoaded(fn func(error)) {
 // have been away or have made the document since.
 func (h *hub) backendLoaded(doc Loaded, found bool, err error) {
 	h.loadAsked = true
-	if found && err == nil && h.doc == nil {
+	if found && err == nil && h.doc == nil && h.deleting == nil {
 		if aerr := h.adopt(doc); aerr != nil {
 			h.srv.log.Warn("backend load refused", "document", h.name, "err", aerr)
 			err = protocol.Errorf(ReasonStoreUnavailable, "the backend's document could not be taken; retry later")
@@ -744,6 +750,14 @@ func (h *hub) stateArrived(c *conn, st commit.Commit) {
 // commit queues a commit from a link or a backend for its verdict.
 func (h *hub) commit(p *pendingCommit) {
 	switch {
+	case h.deleting != nil:
+		h.settle(p, errDeleted)
+		return
+	case p.from != nil && h.members[p.from] == nil:
+		// Sent before the link heard its topic end (a delete, an
+		// operator's end): it must not land in whatever holds the name now.
+		h.settle(p, errTopicEnded)
+		return
 	case h.loadErr != nil:
 		h.settle(p, protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
 		return
@@ -935,6 +949,10 @@ func (h *hub) flush() {
 
 // appended fans out a batch the store made durable, or refuses it.
 func (h *hub) appended(err error) {
+	if h.deleting != nil {
+		h.deleteAppended()
+		return
+	}
 	batch := h.appending
 	h.appending = nil
 	if err != nil {
@@ -1099,12 +1117,15 @@ func (h *hub) writeSnapshot(wait bool) {
 }
 
 // appendWait runs a store call off the hub goroutine and logs its failure.
+// It is counted until done, so a delete is never overtaken by it.
 func (h *hub) appendWait(fn func() error) {
 	name, log := h.name, h.srv.log
+	h.storeCalls++
 	h.srv.track(func() {
 		if err := fn(); err != nil {
 			log.Error("store", "document", name, "err", err)
 		}
+		h.post(h.storeCallDone)
 	})
 }
 

@@ -47,7 +47,12 @@ const MaxStatusMembers = 16
 // LinkStatus is one open connection (one link).
 type LinkStatus struct {
 	ID   string
-	Addr string // the peer's address
+	Addr string // the peer's address, as admission saw it (after a trusted proxy's X-Forwarded-For)
+	// Identity is who the identifier said the peer is; the handshake's
+	// tokens and cookies are never kept.
+	Identity admission.Identity
+	// Documents are the names the link has open (shared), in order.
+	Documents []string
 	// QueueMessages and QueueBytes are what hubs queued toward the socket
 	// and the writer has not taken yet (bytes as counted against
 	// MaxPendingBytes).
@@ -82,30 +87,41 @@ func (s *Server) Status(ctx context.Context) Status {
 			s.reg.release(h)
 		}
 	}()
-	res := make(chan DocumentStatus, len(hubs))
+	type answer struct {
+		d     DocumentStatus
+		links []*conn
+	}
+	res := make(chan answer, len(hubs))
 	asked := 0
 	for _, h := range hubs {
 		if h.postCtx(ctx, func() {
-			d := DocumentStatus{
+			a := answer{d: DocumentStatus{
 				Name: h.name, Cursor: h.cursor, Durable: h.durable,
 				Links: len(h.members), Subscribers: len(h.subs),
 				Pending: len(h.pending), InFlight: h.inflight,
 				Unflushed: len(h.unflushed) + len(h.appending),
 				Members:   membersOf(h),
-			}
+			}}
 			if h.doc != nil {
-				d.Observables, d.Slots = h.doc.Observables(), h.doc.Slots()
+				a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()
 			}
-			res <- d
+			for c := range h.members {
+				a.links = append(a.links, c)
+			}
+			res <- a
 		}) {
 			asked++
 		}
 	}
+	open := map[*conn][]string{}
 gather:
 	for range asked {
 		select {
-		case d := <-res:
-			st.Documents = append(st.Documents, d)
+		case a := <-res:
+			st.Documents = append(st.Documents, a.d)
+			for _, c := range a.links {
+				open[c] = append(open[c], a.d.Name)
+			}
 		case <-ctx.Done():
 			break gather
 		}
@@ -116,6 +132,8 @@ gather:
 		c.mu.Lock()
 		ls := LinkStatus{ID: c.id, Addr: c.addr, QueueMessages: len(c.queue), QueueBytes: c.queued}
 		c.mu.Unlock()
+		ls.Identity, ls.Documents = c.identity, open[c]
+		sort.Strings(ls.Documents)
 		if ns := c.lastPong.Load(); ns != 0 {
 			ls.LastPong = time.Unix(0, ns)
 		}

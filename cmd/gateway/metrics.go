@@ -190,6 +190,7 @@ var (
 		gateway.ReasonStoreUnavailable, gateway.ReasonInternal, gateway.ReasonReadOnly, gateway.ReasonAuthorityTimeout,
 		gateway.ReasonDocumentTooLarge,
 		bridge.ReasonNoAuthority, bridge.ReasonAuthorityBusy, bridge.ReasonQuestionTooLarge, bridge.ReasonAuthorityGone,
+		gateway.ReasonDeleted,
 	)
 	knownFaults = append(reasonNames(
 		gateway.ReasonSlowConsumer, gateway.ReasonWriteTimeout, gateway.ReasonShutdown, gateway.ReasonClosed,

@@ -126,6 +126,8 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 	admin = http.NewServeMux()
 	guard := a.hostRule(a.cfg.AdminAddr)
 	a.operatorRoutes(admin, guard, true)
+	// A document's contents: only ever on the admin listener.
+	admin.Handle("GET /documents/{name...}", guard(http.HandlerFunc(a.documentView)))
 	if a.cfg.Pprof {
 		profileRoutes(admin, guard)
 	}

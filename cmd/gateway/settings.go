@@ -119,7 +119,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	str(&s.WSAddr, "ws-addr", defaultWSAddr, "`address` of the WebSocket listener (port 0 picks a free one)")
 	s.WSPaths = list{"/", "/ws"}
 	fs.Var(&s.WSPaths, "ws-paths", "comma-separated URL `paths` that accept the aweft WebSocket")
-	str(&s.AdminAddr, "admin-addr", "", "`address` of a separate listener for /healthz, /readyz, /metrics and /status (empty: on the WebSocket listener)")
+	str(&s.AdminAddr, "admin-addr", "", "`address` of a separate listener for /healthz, /readyz, /metrics, /status and /documents/{name} (empty: the first four on the WebSocket listener)")
 	fs.BoolVar(&s.Pprof, "pprof", false, "serve Go's profiles at /debug/pprof/ on the admin listener (needs -admin-addr)")
 	str(&s.GRPCAddr, "grpc-addr", defaultGRPCAddr, "`address` of the gRPC listener for backends")
 	str(&s.Demo, "demo", demoAuto, "serve the shared to-do board at /demo: auto (only when -ws-addr is loopback), on or off")

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
 )
 
@@ -56,10 +57,12 @@ type authorityStatus struct {
 type streamStatus struct {
 	Name                string `json:"name"`
 	State               string `json:"state"`
-	Claims              int    `json:"claims"`
 	InFlight            int    `json:"questions_in_flight"`
 	LastError           string `json:"last_error,omitempty"`
 	ConsecutiveFailures int    `json:"consecutive_failures"`
+	// Claims are the claims in force on the backend's streams: stream and
+	// claim ids, the pattern and the question kinds.
+	Claims []bridge.ClaimStatus `json:"claims"`
 }
 
 type documentStatus struct {
@@ -87,11 +90,24 @@ type memberStatus struct {
 }
 
 type linkStatus struct {
-	ID            string   `json:"id"`
-	Addr          string   `json:"address"`
-	QueueMessages int      `json:"queue_messages"`
-	QueueBytes    int      `json:"queue_bytes"`
-	LastPongAge   *float64 `json:"last_pong_age_seconds"` // null: no pong yet
+	// ID is what EndLinks takes as connection_id without the "c".
+	ID string `json:"id"`
+	// Addr is the peer's address (after a trusted proxy's
+	// X-Forwarded-For); Identity is who the identifier said it is, never
+	// its token or cookie; Documents are the names it has open.
+	Addr          string         `json:"address"`
+	Identity      identityStatus `json:"identity"`
+	Documents     []string       `json:"documents"`
+	QueueMessages int            `json:"queue_messages"`
+	QueueBytes    int            `json:"queue_bytes"`
+	LastPongAge   *float64       `json:"last_pong_age_seconds"` // null: no pong yet
+}
+
+type identityStatus struct {
+	ID        string            `json:"id"`
+	Anonymous bool              `json:"anonymous"`
+	Roles     []string          `json:"roles"`
+	Claims    map[string]string `json:"claims"`
 }
 
 type counters struct {
@@ -152,7 +168,17 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		if i == maxStatusEntries {
 			break
 		}
-		ls := linkStatus{ID: l.ID, Addr: l.Addr, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes}
+		ls := linkStatus{ID: l.ID, Addr: l.Addr, Documents: l.Documents, QueueMessages: l.QueueMessages, QueueBytes: l.QueueBytes,
+			Identity: identityStatus{ID: l.Identity.ID, Anonymous: l.Identity.Anonymous, Roles: l.Identity.Roles, Claims: l.Identity.Claims}}
+		if ls.Documents == nil {
+			ls.Documents = []string{}
+		}
+		if ls.Identity.Roles == nil {
+			ls.Identity.Roles = []string{}
+		}
+		if ls.Identity.Claims == nil {
+			ls.Identity.Claims = map[string]string{}
+		}
 		if !l.LastPong.IsZero() {
 			age := now.Sub(l.LastPong).Seconds()
 			ls.LastPongAge = &age
@@ -200,7 +226,7 @@ func (a *app) authorityStatus() authorityStatus {
 		st.FellBack, st.Ignored = b.FellBack.Load(), b.Ignored.Load()
 		st.Unauthenticated = b.Unauthenticated.Load()
 		for _, bs := range a.bridge.Backends() {
-			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State, Claims: bs.Claims,
+			st.Streams = append(st.Streams, streamStatus{Name: bs.Backend, State: bs.State, Claims: bs.ClaimList,
 				InFlight: bs.InFlight, LastError: bs.LastError, ConsecutiveFailures: bs.ConsecutiveFailures})
 		}
 	}

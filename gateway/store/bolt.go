@@ -43,6 +43,9 @@ type Bolt struct {
 
 	pmu  sync.RWMutex
 	pend map[string][]Record // durable records not yet checkpointed (they are in the wal bucket)
+	// deletes counts committed deletes, so a reader can tell its copy of
+	// pend may belong to a document deleted (and made again) since.
+	deletes uint64
 
 	keepWAL bool // tests: Close leaves the wal for the next Open, as a crash would
 }
@@ -169,6 +172,22 @@ func (s *Bolt) PutSnapshot(ctx context.Context, doc string, snap Snapshot) error
 	}
 	r := newRequest(reqSnapshot, doc)
 	r.snap, r.bytes = snap, len(snap.State)
+	if err := s.enqueue(ctx, r); err != nil {
+		return err
+	}
+	return <-r.done
+}
+
+// Delete queues the deletion behind every write already queued and waits
+// for it to be durable.
+func (s *Bolt) Delete(ctx context.Context, doc string) error {
+	if err := checkName(doc); err != nil {
+		return err
+	}
+	if err := s.refusing(doc); err != nil {
+		return err
+	}
+	r := newRequest(reqDelete, doc)
 	if err := s.enqueue(ctx, r); err != nil {
 		return err
 	}

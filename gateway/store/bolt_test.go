@@ -423,3 +423,90 @@ func chunkCount(t *testing.T, s *Bolt, doc string) int {
 	}
 	return n
 }
+
+// TestBoltDeleteDurable: a delete survives a reopen, also one that found
+// the document's records still in the wal, and leaves no chunk, snapshot
+// or wal record of it in the file.
+func TestBoltDeleteDurable(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := mustOpen(t, dir, Options{CheckpointRecords: 5})
+	create(t, s, "a", 0)
+	create(t, s, "b", 0)
+	appendRange(t, s, "a", 1, 12, 4) // folded, then some in the wal
+	appendRange(t, s, "b", 1, 3, 1)
+	if err := s.PutSnapshot(ctx, "a", Snapshot{Cursor: 4, State: []byte("secret"), Root: rootOf("a"), RootKind: 2}); err != nil {
+		t.Fatal(err)
+	}
+	appendRange(t, s, "a", 13, 14, 1)
+	if pendingRecords(s) == 0 || chunkCount(t, s, "a") == 0 {
+		t.Fatal("the test needs records of a both in the wal and in the log")
+	}
+	if err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := closeKeepingWAL(s); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, dir, Options{})
+	_, err := s.Info(ctx, "a")
+	wantReason(t, err, UnknownDocument)
+	wantRecords(t, "b", read(t, s, "b", 1, 0), 1, 3)
+	if n := chunkCount(t, s, "a"); n != 0 {
+		t.Fatalf("%d log chunks of a left", n)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketSnaps).Get([]byte("a")) != nil || tx.Bucket(bucketDocs).Get([]byte("a")) != nil {
+			return errors.New("a's snapshot or metadata is left")
+		}
+		return tx.Bucket(bucketWAL).ForEach(func(_, v []byte) error {
+			return eachWAL(v, func(e walEntry) error {
+				if string(e.doc) == "a" {
+					return errors.New("a wal record of a is left")
+				}
+				return nil
+			})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBoltDeleteOrder: writes queued before a delete commit before it and
+// are deleted with the document; an append queued after it is refused, so
+// nothing lands after the delete.
+func TestBoltDeleteOrder(t *testing.T) {
+	h := newHolder()
+	s := mustOpen(t, t.TempDir(), Options{Fault: h.fault})
+	ctx := context.Background()
+	create(t, s, "d", 0)
+	create(t, s, "x", 0)
+	h.armed.Store(true)
+	held := make(chan error, 1)
+	go func() { held <- s.Append(ctx, "x", recs("x", 1, 1)) }()
+	<-h.entered
+	before := make(chan error, 1)
+	go func() { before <- s.Append(ctx, "d", recs("d", 1, 2)) }()
+	waitQueued(s, 1)
+	deleted := make(chan error, 1)
+	go func() { deleted <- s.Delete(ctx, "d") }()
+	waitQueued(s, 2)
+	after := make(chan error, 1)
+	go func() { after <- s.Append(ctx, "d", recs("d", 3, 1)) }()
+	waitQueued(s, 3)
+	close(h.release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-before; err != nil {
+		t.Fatalf("append queued before the delete: %v", err)
+	}
+	if err := <-deleted; err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	wantReason(t, <-after, UnknownDocument)
+	_, err := s.Info(ctx, "d")
+	wantReason(t, err, UnknownDocument)
+	wantRecords(t, "x", read(t, s, "x", 1, 0), 1, 1)
+}

@@ -15,13 +15,23 @@ import (
 // transaction, so a record folded into the log in between is seen in one
 // place or the other, never lost between them.
 
-// pending returns doc's records not yet in the log, as of now. The slice is
-// shared: only read it.
-func (s *Bolt) pending(doc string) []Record {
-	s.pmu.RLock()
-	p := s.pend[doc]
-	s.pmu.RUnlock()
-	return p
+// consistent runs read with doc's records not yet in the log, as of now
+// (the slice is shared: only read it), and again when a delete committed
+// meanwhile: records copied before a delete must never be served with a
+// transaction that sees the name made again after it.
+func (s *Bolt) consistent(doc string, read func(p []Record) error) error {
+	for {
+		s.pmu.RLock()
+		p, n := s.pend[doc], s.deletes
+		s.pmu.RUnlock()
+		err := read(p)
+		s.pmu.RLock()
+		again := s.deletes != n
+		s.pmu.RUnlock()
+		if !again {
+			return err
+		}
+	}
 }
 
 func (s *Bolt) view(fn func(*bolt.Tx) error) error {
@@ -106,18 +116,21 @@ func (s *Bolt) Read(ctx context.Context, doc string, from uint64, max int) ([]Re
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	p := s.pending(doc)
 	var out []Record
-	err := s.view(func(tx *bolt.Tx) error {
-		d, err := readState(tx, doc, p)
-		if err != nil {
+	err := s.consistent(doc, func(p []Record) error {
+		out = nil
+		return s.view(func(tx *bolt.Tx) error {
+			d, err := readState(tx, doc, p)
+			if err != nil {
+				return err
+			}
+			start, err := d.checkRead(doc, from)
+			if err != nil {
+				return err
+			}
+			out, err = gather(tx, doc, p, start, readLimit(max), MaxReadBytes)
 			return err
-		}
-		if from, err = d.checkRead(doc, from); err != nil {
-			return err
-		}
-		out, err = gather(tx, doc, p, from, readLimit(max), MaxReadBytes)
-		return err
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -132,20 +145,21 @@ func (s *Bolt) Load(ctx context.Context, doc string) (*Snapshot, []Record, error
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	p := s.pending(doc)
 	var snap *Snapshot
 	var tail []Record
-	err := s.view(func(tx *bolt.Tx) error {
-		d, err := readState(tx, doc, p)
-		if err != nil {
+	err := s.consistent(doc, func(p []Record) error {
+		return s.view(func(tx *bolt.Tx) error {
+			d, err := readState(tx, doc, p)
+			if err != nil {
+				return err
+			}
+			snap = &Snapshot{Cursor: d.snapshot, Root: d.root, RootKind: d.kind}
+			if v := tx.Bucket(bucketSnaps).Get([]byte(doc)); len(v) > 0 {
+				snap.State = slices.Clone(v)
+			}
+			tail, err = gather(tx, doc, p, d.snapshot+1, MaxLoadRecords, MaxLoadBytes)
 			return err
-		}
-		snap = &Snapshot{Cursor: d.snapshot, Root: d.root, RootKind: d.kind}
-		if v := tx.Bucket(bucketSnaps).Get([]byte(doc)); len(v) > 0 {
-			snap.State = slices.Clone(v)
-		}
-		tail, err = gather(tx, doc, p, d.snapshot+1, MaxLoadRecords, MaxLoadBytes)
-		return err
+		})
 	})
 	if err != nil {
 		return nil, nil, err
@@ -160,12 +174,13 @@ func (s *Bolt) Info(ctx context.Context, doc string) (DocInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return DocInfo{}, err
 	}
-	p := s.pending(doc)
 	var info DocInfo
-	err := s.view(func(tx *bolt.Tx) error {
-		d, err := readState(tx, doc, p)
-		info = d.info(doc)
-		return err
+	err := s.consistent(doc, func(p []Record) error {
+		return s.view(func(tx *bolt.Tx) error {
+			d, err := readState(tx, doc, p)
+			info = d.info(doc)
+			return err
+		})
 	})
 	if err != nil {
 		return DocInfo{}, err
@@ -177,31 +192,40 @@ func (s *Bolt) Documents(ctx context.Context) ([]DocInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	s.pmu.RLock()
-	lasts := make(map[string]uint64, len(s.pend))
-	for doc, p := range s.pend {
-		if len(p) > 0 {
-			lasts[doc] = p[len(p)-1].Cursor
+	for {
+		s.pmu.RLock()
+		lasts := make(map[string]uint64, len(s.pend))
+		for doc, p := range s.pend {
+			if len(p) > 0 {
+				lasts[doc] = p[len(p)-1].Cursor
+			}
 		}
-	}
-	s.pmu.RUnlock()
-	var out []DocInfo
-	err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketDocs).ForEach(func(k, _ []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			doc := string(k)
-			d, err := loadState(tx, doc, lasts[doc])
-			if err != nil {
-				return err
-			}
-			out = append(out, d.info(doc))
-			return nil
+		n := s.deletes
+		s.pmu.RUnlock()
+		var out []DocInfo
+		err := s.view(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketDocs).ForEach(func(k, _ []byte) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				doc := string(k)
+				d, err := loadState(tx, doc, lasts[doc])
+				if err != nil {
+					return err
+				}
+				out = append(out, d.info(doc))
+				return nil
+			})
 		})
-	})
-	if err != nil {
-		return nil, err
+		s.pmu.RLock()
+		again := s.deletes != n
+		s.pmu.RUnlock()
+		if again {
+			continue // see consistent
+		}
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
 	}
-	return out, nil
 }

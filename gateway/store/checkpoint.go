@@ -149,6 +149,41 @@ func trimLog(tx *bolt.Tx, doc string, floor uint64) error {
 	return nil
 }
 
+// deleteDocument removes doc's metadata, snapshot and every log chunk
+// inside tx; the wal must be folded first. The first error is the caller's
+// outcome (no such document), the second fails the transaction. Unlike
+// trimLog it is not bounded: a deletion that left records behind would not
+// be one.
+func deleteDocument(tx *bolt.Tx, doc string) (error, error) {
+	docs := tx.Bucket(bucketDocs)
+	if docs.Get([]byte(doc)) == nil {
+		return errorf(UnknownDocument, doc, "no such document"), nil
+	}
+	if err := docs.Delete([]byte(doc)); err != nil {
+		return nil, err
+	}
+	if err := tx.Bucket(bucketSnaps).Delete([]byte(doc)); err != nil {
+		return nil, err
+	}
+	logB := tx.Bucket(bucketLog)
+	prefix := logPrefix(doc)
+	c := logB.Cursor()
+	var keys [][]byte
+	for k, _ := c.Seek(prefix); k != nil; k, _ = c.Next() {
+		if _, ok := logCursor(prefix, k); !ok {
+			break
+		}
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	// Deleting behind a live cursor can skip keys, so delete afterwards.
+	for _, k := range keys {
+		if err := logB.Delete(k); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
 // loadState reads doc's state as of tx, with pendLast the cursor of its
 // newest record not yet in the log (0 when none).
 func loadState(tx *bolt.Tx, doc string, pendLast uint64) (docState, error) {

@@ -34,6 +34,8 @@ func runConformance(t *testing.T, open opener) {
 		{"Failure", testFailure},
 		{"Context", testContext},
 		{"Closed", testClosed},
+		{"Delete", testDelete},
+		{"DeleteFailure", testDeleteFailure},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
@@ -557,4 +559,82 @@ func testClosed(t *testing.T, open opener) {
 	_, err = s.Documents(ctx)
 	wantReason(t, err, Closed)
 	wantReason(t, s.Healthy(ctx), Closed)
+	wantReason(t, s.Delete(ctx, "d"), Closed)
+}
+
+// testDelete: a deleted document is gone from every read, its neighbours
+// keep everything, and its name starts a new document.
+func testDelete(t *testing.T, open opener) {
+	s := open(t, Options{Retain: 3})
+	ctx := context.Background()
+	create(t, s, "d", 0)
+	create(t, s, "e", 0)
+	appendRange(t, s, "d", 1, 10, 3)
+	appendRange(t, s, "e", 1, 4, 1)
+	if err := s.PutSnapshot(ctx, "d", Snapshot{Cursor: 8, State: []byte("S8"), Root: rootOf("d"), RootKind: 2}); err != nil {
+		t.Fatal(err)
+	}
+	appendRange(t, s, "d", 11, 12, 1)
+
+	if err := s.Delete(ctx, "d"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	_, _, err := s.Load(ctx, "d")
+	wantReason(t, err, UnknownDocument)
+	_, err = s.Read(ctx, "d", 1, 0)
+	wantReason(t, err, UnknownDocument)
+	_, err = s.Info(ctx, "d")
+	wantReason(t, err, UnknownDocument)
+	wantReason(t, s.Append(ctx, "d", recs("d", 13, 1)), UnknownDocument)
+	wantReason(t, s.Delete(ctx, "d"), UnknownDocument)
+	wantReason(t, s.Delete(ctx, "never"), UnknownDocument)
+	wantReason(t, s.Delete(ctx, ""), BadName)
+	docs, err := s.Documents(ctx)
+	if err != nil || len(docs) != 1 || docs[0].Name != "e" || docs[0].Last != 4 {
+		t.Fatalf("documents after delete: %+v %v", docs, err)
+	}
+	wantRecords(t, "e", read(t, s, "e", 1, 0), 1, 4)
+
+	// The name again: a new document with another root, from cursor 0,
+	// holding nothing of the old one.
+	other := rootOf("d2")
+	if err := s.PutSnapshot(ctx, "d", Snapshot{Root: other, RootKind: 1}); err != nil {
+		t.Fatalf("recreate: %v", err)
+	}
+	if got := info(t, s, "d"); got != (DocInfo{Name: "d", Root: other, RootKind: 1}) {
+		t.Fatalf("recreated info %+v", got)
+	}
+	snap, tail, err := s.Load(ctx, "d")
+	if err != nil || snap.Cursor != 0 || snap.State != nil || len(tail) != 0 {
+		t.Fatalf("recreated load %+v %d records %v", snap, len(tail), err)
+	}
+	appendRange(t, s, "d", 1, 2, 1)
+	wantRecords(t, "d", read(t, s, "d", 1, 0), 1, 2)
+}
+
+// testDeleteFailure: a delete the disk refuses leaves the document whole.
+func testDeleteFailure(t *testing.T, open opener) {
+	var failing atomic.Bool
+	errDisk := errors.New("injected: I/O error")
+	s := open(t, Options{Fault: func() error {
+		if failing.Load() {
+			return errDisk
+		}
+		return nil
+	}})
+	ctx := context.Background()
+	create(t, s, "d", 0)
+	appendRange(t, s, "d", 1, 5, 2)
+	failing.Store(true)
+	wantReason(t, s.Delete(ctx, "d"), Unavailable)
+	wantRecords(t, "d", read(t, s, "d", 1, 0), 1, 5)
+	failing.Store(false)
+	if err := s.Healthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "d"); err != nil {
+		t.Fatalf("delete after recovery: %v", err)
+	}
+	_, err := s.Info(ctx, "d")
+	wantReason(t, err, UnknownDocument)
 }

@@ -10,6 +10,10 @@
 // Options.Retain records behind the newest snapshot for subscribers that
 // resume.
 //
+// Delete removes a document for good (data that must go): its snapshot,
+// records and metadata, in one durable transaction ordered after every write
+// queued before it.
+//
 // Durability: Append returns nil only once its records are synced, and a
 // reopen after a crash gives every such record. A failing disk (full, I/O
 // errors) makes writes fail with store-unavailable while reads go on; a

@@ -228,6 +228,28 @@ func (m *Memory) Documents(ctx context.Context) ([]DocInfo, error) {
 	return out, nil
 }
 
+func (m *Memory) Delete(ctx context.Context, doc string) error {
+	if err := checkName(doc); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.open(doc); err != nil {
+		return err
+	}
+	if m.docs[doc] == nil {
+		return errorf(UnknownDocument, doc, "no such document")
+	}
+	if err := m.fault(doc); err != nil {
+		return err
+	}
+	delete(m.docs, doc)
+	return nil
+}
+
 func (m *Memory) Healthy(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err

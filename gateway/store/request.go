@@ -7,6 +7,7 @@ const (
 	reqAppend reqKind = iota
 	reqSnapshot
 	reqProbe
+	reqDelete // alone in its transaction: see writer.handle
 )
 
 // request is one caller's write, queued for the writer. The caller blocks on

@@ -73,6 +73,12 @@ type Store interface {
 	// Records older than s.Cursor-Options.Retain are dropped.
 	PutSnapshot(ctx context.Context, doc string, s Snapshot) error
 
+	// Delete removes doc for good: its snapshot, every record and its
+	// metadata, durably, ordered after every write queued before it. A
+	// later PutSnapshot creates a new document under the name. Deleting
+	// an absent document is ErrUnknownDocument.
+	Delete(ctx context.Context, doc string) error
+
 	// Info describes one document.
 	Info(ctx context.Context, doc string) (DocInfo, error)
 

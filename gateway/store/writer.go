@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"runtime"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -101,11 +102,12 @@ func (w *writer) drain() {
 	}
 }
 
-func (w *writer) handle(batch []*request) {
+func (w *writer) handle(all []*request) {
 	defer func() {
-		clear(batch)
-		w.batch = batch[:0]
+		clear(all)
+		w.batch = all[:0]
 	}()
+	batch := all
 	if w.failed != nil {
 		for _, r := range batch {
 			if r.kind == reqProbe {
@@ -120,7 +122,66 @@ func (w *writer) handle(batch []*request) {
 			return
 		}
 	}
-	w.commit(batch)
+	// A delete folds the wal and goes alone, so the writes queued before it
+	// commit first and those after it see the document gone.
+	for len(batch) > 0 {
+		i := slices.IndexFunc(batch, func(r *request) bool { return r.kind == reqDelete })
+		switch {
+		case i < 0:
+			w.commit(batch)
+			return
+		case i == 0:
+			w.delete(batch[0])
+			batch = batch[1:]
+		default:
+			w.commit(batch[:i])
+			batch = batch[i:]
+		}
+		if w.failed != nil {
+			for _, r := range batch {
+				r.reply(unavailable(r.doc, w.failed))
+			}
+			return
+		}
+	}
+}
+
+// delete removes r.doc in one transaction that first folds the wal, so
+// every record of the document is in the log, where it is deleted with
+// the rest: no trace of it is left in either place.
+func (w *writer) delete(r *request) {
+	tx, err := w.s.db.Begin(true)
+	if err != nil {
+		w.failBatch([]*request{r}, err)
+		return
+	}
+	var gone error
+	if _, _, err = checkpoint(tx); err == nil {
+		gone, err = deleteDocument(tx, r.doc)
+	}
+	if err == nil && gone == nil && w.opts.Fault != nil {
+		err = w.opts.Fault()
+	}
+	if err != nil || gone != nil {
+		tx.Rollback()
+		if err != nil {
+			w.failBatch([]*request{r}, err)
+		} else {
+			r.reply(gone)
+		}
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		w.failBatch([]*request{r}, err)
+		return
+	}
+	w.s.pmu.Lock()
+	w.s.pend = make(map[string][]Record)
+	w.s.deletes++
+	w.s.pmu.Unlock()
+	w.walRecords, w.walBytes = 0, 0
+	clear(w.cache)
+	r.reply(nil)
 }
 
 // pendAdd is one admitted append, to publish once its batch commits.

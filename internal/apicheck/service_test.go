@@ -8,8 +8,9 @@ import (
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
 
-// The service's shape is the contract backends code against: six methods,
-// one bidirectional stream, one server stream, four unary calls.
+// The service's shape is the contract backends code against: eight methods,
+// one bidirectional stream, one server stream, six unary calls (two of them
+// the operator's).
 func TestServiceShape(t *testing.T) {
 	svc := v1.File_weftgate_v1_gateway_proto.Services().ByName("GatewayService")
 	if svc == nil {
@@ -22,6 +23,9 @@ func TestServiceShape(t *testing.T) {
 		"WriteCommit":   {false, false},
 		"ReplaceState":  {false, false},
 		"ListDocuments": {false, false},
+		// The operator's calls.
+		"DeleteDocument": {false, false},
+		"EndLinks":       {false, false},
 	}
 	methods := svc.Methods()
 	if methods.Len() != len(want) {

@@ -61,7 +61,7 @@ function show(st, metrics) {
   const a = st.authority;
   $('authority').textContent = `${a.streams_open} streams open; fallback ${a.fallback}${a.read_only ? ', read-only' : ''}; ` +
     `${a.questions_asked} asked, ${a.questions_timed_out} timed out, ${a.questions_fell_back} fell back`;
-  $('streams').tBodies[0].replaceChildren(...a.streams.map((s) => row('', s.name, s.state, s.claims, s.questions_in_flight, s.consecutive_failures, s.last_error)));
+  $('streams').tBodies[0].replaceChildren(...a.streams.map((s) => row('', s.name, s.state, s.claims.map((c) => `${c.match} "${c.pattern}"`).join(', '), s.questions_in_flight, s.consecutive_failures, s.last_error)));
 }
 
 const shown = (v) => (v && typeof v === 'object' ? ('bytes' in v ? `bytes ${v.bytes}` : `${v.edge} ${v.kind} ${v.ref}`) : JSON.stringify(v));

@@ -24,28 +24,34 @@ var File_weftgate_v1_gateway_proto protoreflect.FileDescriptor
 
 const file_weftgate_v1_gateway_proto_rawDesc = "" +
 	"\n" +
-	"\x19weftgate/v1/gateway.proto\x12\vweftgate.v1\x1a\x1bweftgate/v1/authority.proto\x1a\x1bweftgate/v1/documents.proto\x1a\x1bweftgate/v1/subscribe.proto2\xf6\x03\n" +
+	"\x19weftgate/v1/gateway.proto\x12\vweftgate.v1\x1a\x17weftgate/v1/admin.proto\x1a\x1bweftgate/v1/authority.proto\x1a\x1bweftgate/v1/documents.proto\x1a\x1bweftgate/v1/subscribe.proto2\x9a\x05\n" +
 	"\x0eGatewayService\x12N\n" +
 	"\tAuthority\x12\x1d.weftgate.v1.AuthorityRequest\x1a\x1e.weftgate.v1.AuthorityResponse(\x010\x01\x12L\n" +
 	"\tSubscribe\x12\x1d.weftgate.v1.SubscribeRequest\x1a\x1e.weftgate.v1.SubscribeResponse0\x01\x12G\n" +
 	"\bGetState\x12\x1c.weftgate.v1.GetStateRequest\x1a\x1d.weftgate.v1.GetStateResponse\x12P\n" +
 	"\vWriteCommit\x12\x1f.weftgate.v1.WriteCommitRequest\x1a .weftgate.v1.WriteCommitResponse\x12S\n" +
 	"\fReplaceState\x12 .weftgate.v1.ReplaceStateRequest\x1a!.weftgate.v1.ReplaceStateResponse\x12V\n" +
-	"\rListDocuments\x12!.weftgate.v1.ListDocumentsRequest\x1a\".weftgate.v1.ListDocumentsResponseB9Z7github.com/weftgate/weftgate/gen/weftgate/v1;weftgatev1b\x06proto3"
+	"\rListDocuments\x12!.weftgate.v1.ListDocumentsRequest\x1a\".weftgate.v1.ListDocumentsResponse\x12Y\n" +
+	"\x0eDeleteDocument\x12\".weftgate.v1.DeleteDocumentRequest\x1a#.weftgate.v1.DeleteDocumentResponse\x12G\n" +
+	"\bEndLinks\x12\x1c.weftgate.v1.EndLinksRequest\x1a\x1d.weftgate.v1.EndLinksResponseB9Z7github.com/weftgate/weftgate/gen/weftgate/v1;weftgatev1b\x06proto3"
 
 var file_weftgate_v1_gateway_proto_goTypes = []any{
-	(*AuthorityRequest)(nil),      // 0: weftgate.v1.AuthorityRequest
-	(*SubscribeRequest)(nil),      // 1: weftgate.v1.SubscribeRequest
-	(*GetStateRequest)(nil),       // 2: weftgate.v1.GetStateRequest
-	(*WriteCommitRequest)(nil),    // 3: weftgate.v1.WriteCommitRequest
-	(*ReplaceStateRequest)(nil),   // 4: weftgate.v1.ReplaceStateRequest
-	(*ListDocumentsRequest)(nil),  // 5: weftgate.v1.ListDocumentsRequest
-	(*AuthorityResponse)(nil),     // 6: weftgate.v1.AuthorityResponse
-	(*SubscribeResponse)(nil),     // 7: weftgate.v1.SubscribeResponse
-	(*GetStateResponse)(nil),      // 8: weftgate.v1.GetStateResponse
-	(*WriteCommitResponse)(nil),   // 9: weftgate.v1.WriteCommitResponse
-	(*ReplaceStateResponse)(nil),  // 10: weftgate.v1.ReplaceStateResponse
-	(*ListDocumentsResponse)(nil), // 11: weftgate.v1.ListDocumentsResponse
+	(*AuthorityRequest)(nil),       // 0: weftgate.v1.AuthorityRequest
+	(*SubscribeRequest)(nil),       // 1: weftgate.v1.SubscribeRequest
+	(*GetStateRequest)(nil),        // 2: weftgate.v1.GetStateRequest
+	(*WriteCommitRequest)(nil),     // 3: weftgate.v1.WriteCommitRequest
+	(*ReplaceStateRequest)(nil),    // 4: weftgate.v1.ReplaceStateRequest
+	(*ListDocumentsRequest)(nil),   // 5: weftgate.v1.ListDocumentsRequest
+	(*DeleteDocumentRequest)(nil),  // 6: weftgate.v1.DeleteDocumentRequest
+	(*EndLinksRequest)(nil),        // 7: weftgate.v1.EndLinksRequest
+	(*AuthorityResponse)(nil),      // 8: weftgate.v1.AuthorityResponse
+	(*SubscribeResponse)(nil),      // 9: weftgate.v1.SubscribeResponse
+	(*GetStateResponse)(nil),       // 10: weftgate.v1.GetStateResponse
+	(*WriteCommitResponse)(nil),    // 11: weftgate.v1.WriteCommitResponse
+	(*ReplaceStateResponse)(nil),   // 12: weftgate.v1.ReplaceStateResponse
+	(*ListDocumentsResponse)(nil),  // 13: weftgate.v1.ListDocumentsResponse
+	(*DeleteDocumentResponse)(nil), // 14: weftgate.v1.DeleteDocumentResponse
+	(*EndLinksResponse)(nil),       // 15: weftgate.v1.EndLinksResponse
 }
 var file_weftgate_v1_gateway_proto_depIdxs = []int32{
 	0,  // 0: weftgate.v1.GatewayService.Authority:input_type -> weftgate.v1.AuthorityRequest
@@ -54,14 +60,18 @@ var file_weftgate_v1_gateway_proto_depIdxs = []int32{
 	3,  // 3: weftgate.v1.GatewayService.WriteCommit:input_type -> weftgate.v1.WriteCommitRequest
 	4,  // 4: weftgate.v1.GatewayService.ReplaceState:input_type -> weftgate.v1.ReplaceStateRequest
 	5,  // 5: weftgate.v1.GatewayService.ListDocuments:input_type -> weftgate.v1.ListDocumentsRequest
-	6,  // 6: weftgate.v1.GatewayService.Authority:output_type -> weftgate.v1.AuthorityResponse
-	7,  // 7: weftgate.v1.GatewayService.Subscribe:output_type -> weftgate.v1.SubscribeResponse
-	8,  // 8: weftgate.v1.GatewayService.GetState:output_type -> weftgate.v1.GetStateResponse
-	9,  // 9: weftgate.v1.GatewayService.WriteCommit:output_type -> weftgate.v1.WriteCommitResponse
-	10, // 10: weftgate.v1.GatewayService.ReplaceState:output_type -> weftgate.v1.ReplaceStateResponse
-	11, // 11: weftgate.v1.GatewayService.ListDocuments:output_type -> weftgate.v1.ListDocumentsResponse
-	6,  // [6:12] is the sub-list for method output_type
-	0,  // [0:6] is the sub-list for method input_type
+	6,  // 6: weftgate.v1.GatewayService.DeleteDocument:input_type -> weftgate.v1.DeleteDocumentRequest
+	7,  // 7: weftgate.v1.GatewayService.EndLinks:input_type -> weftgate.v1.EndLinksRequest
+	8,  // 8: weftgate.v1.GatewayService.Authority:output_type -> weftgate.v1.AuthorityResponse
+	9,  // 9: weftgate.v1.GatewayService.Subscribe:output_type -> weftgate.v1.SubscribeResponse
+	10, // 10: weftgate.v1.GatewayService.GetState:output_type -> weftgate.v1.GetStateResponse
+	11, // 11: weftgate.v1.GatewayService.WriteCommit:output_type -> weftgate.v1.WriteCommitResponse
+	12, // 12: weftgate.v1.GatewayService.ReplaceState:output_type -> weftgate.v1.ReplaceStateResponse
+	13, // 13: weftgate.v1.GatewayService.ListDocuments:output_type -> weftgate.v1.ListDocumentsResponse
+	14, // 14: weftgate.v1.GatewayService.DeleteDocument:output_type -> weftgate.v1.DeleteDocumentResponse
+	15, // 15: weftgate.v1.GatewayService.EndLinks:output_type -> weftgate.v1.EndLinksResponse
+	8,  // [8:16] is the sub-list for method output_type
+	0,  // [0:8] is the sub-list for method input_type
 	0,  // [0:0] is the sub-list for extension type_name
 	0,  // [0:0] is the sub-list for extension extendee
 	0,  // [0:0] is the sub-list for field type_name
@@ -72,6 +82,7 @@ func file_weftgate_v1_gateway_proto_init() {
 	if File_weftgate_v1_gateway_proto != nil {
 		return
 	}
+	file_weftgate_v1_admin_proto_init()
 	file_weftgate_v1_authority_proto_init()
 	file_weftgate_v1_documents_proto_init()
 	file_weftgate_v1_subscribe_proto_init()

@@ -19,12 +19,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	GatewayService_Authority_FullMethodName     = "/weftgate.v1.GatewayService/Authority"
-	GatewayService_Subscribe_FullMethodName     = "/weftgate.v1.GatewayService/Subscribe"
-	GatewayService_GetState_FullMethodName      = "/weftgate.v1.GatewayService/GetState"
-	GatewayService_WriteCommit_FullMethodName   = "/weftgate.v1.GatewayService/WriteCommit"
-	GatewayService_ReplaceState_FullMethodName  = "/weftgate.v1.GatewayService/ReplaceState"
-	GatewayService_ListDocuments_FullMethodName = "/weftgate.v1.GatewayService/ListDocuments"
+	GatewayService_Authority_FullMethodName      = "/weftgate.v1.GatewayService/Authority"
+	GatewayService_Subscribe_FullMethodName      = "/weftgate.v1.GatewayService/Subscribe"
+	GatewayService_GetState_FullMethodName       = "/weftgate.v1.GatewayService/GetState"
+	GatewayService_WriteCommit_FullMethodName    = "/weftgate.v1.GatewayService/WriteCommit"
+	GatewayService_ReplaceState_FullMethodName   = "/weftgate.v1.GatewayService/ReplaceState"
+	GatewayService_ListDocuments_FullMethodName  = "/weftgate.v1.GatewayService/ListDocuments"
+	GatewayService_DeleteDocument_FullMethodName = "/weftgate.v1.GatewayService/DeleteDocument"
+	GatewayService_EndLinks_FullMethodName       = "/weftgate.v1.GatewayService/EndLinks"
 )
 
 // GatewayServiceClient is the client API for GatewayService service.
@@ -71,6 +73,17 @@ type GatewayServiceClient interface {
 	// ListDocuments lists documents with their cursors, links and
 	// subscribers, a page at a time.
 	ListDocuments(ctx context.Context, in *ListDocumentsRequest, opts ...grpc.CallOption) (*ListDocumentsResponse, error)
+	// DeleteDocument removes a document for good (data that must go): every
+	// link's topic on it ends with the fault `deleted`, its Subscribe streams
+	// end ABORTED (`deleted`), commits in flight for it are refused with
+	// `deleted`, and the gateway's store drops every record and snapshot of
+	// it. A later open of the name starts a new document. NOT_FOUND when
+	// neither the gateway nor its store has it; a load authority that still
+	// holds it must delete its own copy. An operator's call.
+	DeleteDocument(ctx context.Context, in *DeleteDocumentRequest, opts ...grpc.CallOption) (*DeleteDocumentResponse, error)
+	// EndLinks ends one link, or every link's topic on a document, with an
+	// operator's reason (see EndLinksRequest). An operator's call.
+	EndLinks(ctx context.Context, in *EndLinksRequest, opts ...grpc.CallOption) (*EndLinksResponse, error)
 }
 
 type gatewayServiceClient struct {
@@ -153,6 +166,26 @@ func (c *gatewayServiceClient) ListDocuments(ctx context.Context, in *ListDocume
 	return out, nil
 }
 
+func (c *gatewayServiceClient) DeleteDocument(ctx context.Context, in *DeleteDocumentRequest, opts ...grpc.CallOption) (*DeleteDocumentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteDocumentResponse)
+	err := c.cc.Invoke(ctx, GatewayService_DeleteDocument_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gatewayServiceClient) EndLinks(ctx context.Context, in *EndLinksRequest, opts ...grpc.CallOption) (*EndLinksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EndLinksResponse)
+	err := c.cc.Invoke(ctx, GatewayService_EndLinks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GatewayServiceServer is the server API for GatewayService service.
 // All implementations must embed UnimplementedGatewayServiceServer
 // for forward compatibility.
@@ -197,6 +230,17 @@ type GatewayServiceServer interface {
 	// ListDocuments lists documents with their cursors, links and
 	// subscribers, a page at a time.
 	ListDocuments(context.Context, *ListDocumentsRequest) (*ListDocumentsResponse, error)
+	// DeleteDocument removes a document for good (data that must go): every
+	// link's topic on it ends with the fault `deleted`, its Subscribe streams
+	// end ABORTED (`deleted`), commits in flight for it are refused with
+	// `deleted`, and the gateway's store drops every record and snapshot of
+	// it. A later open of the name starts a new document. NOT_FOUND when
+	// neither the gateway nor its store has it; a load authority that still
+	// holds it must delete its own copy. An operator's call.
+	DeleteDocument(context.Context, *DeleteDocumentRequest) (*DeleteDocumentResponse, error)
+	// EndLinks ends one link, or every link's topic on a document, with an
+	// operator's reason (see EndLinksRequest). An operator's call.
+	EndLinks(context.Context, *EndLinksRequest) (*EndLinksResponse, error)
 	mustEmbedUnimplementedGatewayServiceServer()
 }
 
@@ -224,6 +268,12 @@ func (UnimplementedGatewayServiceServer) ReplaceState(context.Context, *ReplaceS
 }
 func (UnimplementedGatewayServiceServer) ListDocuments(context.Context, *ListDocumentsRequest) (*ListDocumentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListDocuments not implemented")
+}
+func (UnimplementedGatewayServiceServer) DeleteDocument(context.Context, *DeleteDocumentRequest) (*DeleteDocumentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteDocument not implemented")
+}
+func (UnimplementedGatewayServiceServer) EndLinks(context.Context, *EndLinksRequest) (*EndLinksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method EndLinks not implemented")
 }
 func (UnimplementedGatewayServiceServer) mustEmbedUnimplementedGatewayServiceServer() {}
 func (UnimplementedGatewayServiceServer) testEmbeddedByValue()                        {}
@@ -336,6 +386,42 @@ func _GatewayService_ListDocuments_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GatewayService_DeleteDocument_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteDocumentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatewayServiceServer).DeleteDocument(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GatewayService_DeleteDocument_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatewayServiceServer).DeleteDocument(ctx, req.(*DeleteDocumentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GatewayService_EndLinks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndLinksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatewayServiceServer).EndLinks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GatewayService_EndLinks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatewayServiceServer).EndLinks(ctx, req.(*EndLinksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GatewayService_ServiceDesc is the grpc.ServiceDesc for GatewayService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -358,6 +444,14 @@ var GatewayService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListDocuments",
 			Handler:    _GatewayService_ListDocuments_Handler,
+		},
+		{
+			MethodName: "DeleteDocument",
+			Handler:    _GatewayService_DeleteDocument_Handler,
+		},
+		{
+			MethodName: "EndLinks",
+			Handler:    _GatewayService_EndLinks_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
