@@ -54,8 +54,8 @@ func (h hosts) allow(r *http.Request) bool {
 func hostName(hostport string) string {
 	host := hostport
 	if h, port, err := net.SplitHostPort(hostport); err == nil {
-		if port == "" {
-			return ""
+		if !isPort(port) {
+			return "" // "name:" with an empty or bad port
 		}
 		host = h
 	} else if strings.HasPrefix(hostport, "[") && strings.HasSuffix(hostport, "]") {
@@ -67,6 +67,19 @@ func hostName(hostport string) string {
 		return ""
 	}
 	return strings.ToLower(host)
+}
+
+// isPort says whether p is a port number: 1 to 5 digits.
+func isPort(p string) bool {
+	if p == "" || len(p) > 5 {
+		return false
+	}
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // normalHost is an AllowedHosts entry as hosts.allow compares it: a host
