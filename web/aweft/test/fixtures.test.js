@@ -9,7 +9,7 @@ import { Document } from '../document.js';
 import { decodeFrame, encodeFrame } from '../frame.js';
 import { encode, toBase64url } from '../cbor.js';
 
-const spec = process.env.AWEFT_SPEC ?? new URL('../../../../shared/aweft-spec/spec', import.meta.url).pathname;
+const spec = process.env.AWEFT_SPEC ?? new URL('../../../testdata/aweft/spec', import.meta.url).pathname;
 const read = (dir) => readdirSync(join(spec, dir)).filter((f) => f.endsWith('.json')).sort()
   .map((f) => [f, JSON.parse(readFileSync(join(spec, dir, f), 'utf8'))]);
 

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AweftError, decodeCommit, decodeFrame, encodeCommit, encodeFrame, fromHex } from '../index.js';
 
-const spec = process.env.AWEFT_SPEC ?? new URL('../../../../shared/aweft-spec/spec', import.meta.url).pathname;
+const spec = process.env.AWEFT_SPEC ?? new URL('../../../testdata/aweft/spec', import.meta.url).pathname;
 const seeds = ['fixtures', 'fixtures/invalid', 'frames'].flatMap((dir) => readdirSync(join(spec, dir))
   .filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(spec, dir, f), 'utf8')))
   .flatMap((fx) => (fx.commits ? fx.commits.map((c) => c.bytes) : [fx.bytes])).map(fromHex));
