@@ -16,8 +16,12 @@ import (
 
 // hub is the one goroutine that owns a document: its replica, its cursor,
 // its members and its subscribers. Everything reaches it through inbox as a
-// function run on the hub goroutine; it never blocks on a socket, the store
-// or the authority (those answer through inbox too).
+// function run on the hub goroutine. It never blocks on a socket or the
+// authority, and its appends run off it; it calls the store itself only to
+// load the document (at start, and to learn what a failed append left), to
+// take a backend's loaded document and for its final snapshot. Those stall
+// this document alone: whatever answers it meanwhile (the authority, an
+// append) queues without blocking the answerer.
 type hub struct {
 	name    string
 	srv     *Server
