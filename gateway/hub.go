@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -118,6 +119,11 @@ type pendingCommit struct {
 	// as a state (issue 19). creator is set for a creator's state.
 	state   bool
 	creator *member
+	// paths and askedAt are what the authority was shown and the cursor
+	// it was shown at; gen numbers the asks, so a stale answer is dropped.
+	paths   [][]string
+	askedAt uint64
+	gen     uint32
 }
 
 type applied struct {
@@ -794,10 +800,17 @@ func (h *hub) askMore() {
 // judge asks the authority about p, refusing with authority-timeout when no
 // verdict comes within JudgeTimeout.
 func (h *hub) judge(p *pendingCommit) {
-	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: h.doc.Paths(p.c), State: p.state}
+	p.paths, p.askedAt = h.doc.Paths(p.c), h.cursor
+	p.gen++
+	gen := p.gen
+	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: p.paths, State: p.state}
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
-			reply(func() { h.verdict(p, v) })
+			reply(func() {
+				if p.gen == gen {
+					h.verdict(p, v)
+				}
+			})
 		})
 	})
 	if p.verdict == nil {
@@ -823,23 +836,24 @@ func (h *hub) judgeExpired() {
 	now := time.Now()
 	var late []*pendingCommit
 	for _, p := range h.pending {
-		if !p.asked || p.verdict != nil {
-			continue
+		// Deadlines rise along pending except for a commit asked again
+		// (staleAsk), so every one is looked at.
+		if p.asked && p.verdict == nil && !p.deadline.After(now) {
+			late = append(late, p)
 		}
-		if p.deadline.After(now) {
-			break
-		}
-		late = append(late, p)
 	}
 	for _, p := range late {
 		h.verdict(p, Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"))
 	}
 	h.judgeArmed = false
+	var next time.Time
 	for _, p := range h.pending {
-		if p.asked && p.verdict == nil {
-			h.armJudge(p.deadline)
-			return
+		if p.asked && p.verdict == nil && (next.IsZero() || p.deadline.Before(next)) {
+			next = p.deadline
 		}
+	}
+	if !next.IsZero() {
+		h.armJudge(next)
 	}
 }
 
@@ -852,12 +866,38 @@ func (h *hub) verdict(p *pendingCommit, v Verdict) {
 	h.inflight--
 	for len(h.pending) > 0 && h.pending[0].verdict != nil {
 		q := h.pending[0]
+		if h.staleAsk(q) {
+			// Commits landed since it was asked and moved what it touches:
+			// the authority judged paths it will not have. Ask again, now
+			// that nothing is ahead of it (so at most once).
+			q.verdict, q.asked = nil, false
+			break
+		}
 		h.pending[0] = nil
 		h.pending = h.pending[1:]
 		h.apply(q)
 	}
 	h.askMore()
 	h.runWaiting()
+}
+
+// staleAsk says whether an accepted commit's paths, asked while commits
+// before it were in flight, are no longer its paths. The same paths go to
+// the authority and, from the subscription's replica, to subscribers; a
+// backend that judges by path must never be shown a stale one (a commit
+// writing into an observable that an earlier commit moved under a
+// protected key would otherwise pass as written where it was).
+func (h *hub) staleAsk(p *pendingCommit) bool {
+	if !p.verdict.Accepted() || h.doc == nil || p.askedAt == h.cursor {
+		return false
+	}
+	now := h.doc.Paths(p.c)
+	for i := range now {
+		if !slices.Equal(now[i], p.paths[i]) || (now[i] == nil) != (p.paths[i] == nil) {
+			return true
+		}
+	}
+	return false
 }
 
 func (h *hub) apply(p *pendingCommit) {

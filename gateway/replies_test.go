@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // stallingStore fails one append of a document and then holds its reload,
@@ -106,4 +108,56 @@ func TestStalledDocumentDoesNotHoldAnotherDocumentsVerdicts(t *testing.T) {
 	}()
 	waitApplied(t, dbJoin, 1)
 	<-answered
+}
+
+// recordingJudge keeps every question and holds its answers until told.
+type recordingJudge struct {
+	asks chan ask
+}
+
+func (a *recordingJudge) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
+	a.asks <- ask{req, reply}
+}
+
+func (a *recordingJudge) MayOpen(_ gateway.OpenRequest, reply func(error)) { reply(nil) }
+
+// Issue 16: a commit asked while an earlier one was in flight is shown the
+// paths of the document without that one; when the earlier one lands and
+// moves what the later one touches, the later one is asked again with its
+// real paths before it lands, so an authority that judges by path is never
+// shown a stale one.
+func TestPipelinedCommitIsAskedWithItsRealPaths(t *testing.T) {
+	auth := &recordingJudge{asks: make(chan ask, 16)}
+	ts := startGateway(t, gateway.Config{Authority: auth})
+	r := dialRaw(t, ts.url)
+	_, root := r.create("doc", nil)
+	x := commit.NewID()
+	encode := func(d commit.Delta) []byte {
+		b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	attach := encode(commit.Delta{Op: commit.Add, ID: root.ID, Ref: commit.ObjectKey("admin"),
+		Value: commit.RefTo(commit.Reference{Edge: commit.Attach, Kind: commit.Object, ID: x})})
+	write := encode(commit.Delta{Op: commit.Add, ID: x, Ref: commit.ObjectKey("k"), Value: text("v")})
+	r.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{attach, write}})
+	first, second := <-auth.asks, <-auth.asks // both in flight at once
+	if got := second.req.Paths; len(got) != 1 || got[0] != nil {
+		t.Fatalf("the second commit was first asked with paths %q, want none (its target is not reachable yet)", got)
+	}
+	second.reply(gateway.Verdict{})
+	first.reply(gateway.Verdict{})
+	var again ask
+	select {
+	case again = <-auth.asks:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second commit was never asked again with its real paths")
+	}
+	if got := again.req.Paths; len(got) != 1 || strings.Join(got[0], "/") != "admin/k" {
+		t.Fatalf("asked again with paths %q, want [admin/k]", got)
+	}
+	again.reply(gateway.Verdict{})
+	waitCursor(t, ts.Server, "doc", 2)
 }
