@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weftgate/weftgate/internal/buildtest"
 )
 
 // These tests start the real gateway binary on free loopback ports, as a
@@ -20,48 +22,13 @@ import (
 
 const startDeadline = 60 * time.Second
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildDir  string
-)
+var ()
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	buildtest.Cleanup()
 	os.Exit(code)
 }
-
-// gatewayBinary builds ./cmd/gateway once per test run.
-func gatewayBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "weftgate-web-")
-		if buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "gateway")
-		cmd := exec.Command("go", "build", "-o", builtBin, "../cmd/gateway")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildFailure{err, string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build the gateway: %v", buildErr)
-	}
-	return builtBin
-}
-
-type buildFailure struct {
-	err error
-	out string
-}
-
-func (b *buildFailure) Error() string { return b.err.Error() + "\n" + b.out }
 
 // gateway is one running gateway process.
 type gateway struct {
@@ -81,7 +48,7 @@ func startGateway(t *testing.T, args ...string) *gateway {
 	base := []string{"-ws-addr", "127.0.0.1:0", "-grpc-addr", "127.0.0.1:0", "-store", "memory",
 		"-ready-file", ready, "-log-format", "json", "-drain-timeout", "5s"}
 	g := &gateway{t: t, done: make(chan struct{})}
-	g.cmd = exec.Command(gatewayBinary(t), append(base, args...)...)
+	g.cmd = exec.Command(buildtest.Binary(t, "github.com/weftgate/weftgate/cmd/gateway"), append(base, args...)...)
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "WEFTGATE_") {

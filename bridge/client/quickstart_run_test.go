@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/internal/buildtest"
 )
 
 // TestQuickstart runs the README's quick start as a new user would: a
@@ -21,12 +21,7 @@ import (
 // authority's refusal of /admin and the backend the title's commit.
 func TestQuickstart(t *testing.T) {
 	lc := startLocalT(t, bridge.Config{Policy: bridge.PolicyClosed})
-	bin := filepath.Join(t.TempDir(), "authority")
-	build := exec.Command("go", "build", "-o", bin, "github.com/weftgate/weftgate/examples/authority")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build examples/authority: %v\n%s", err, out)
-	}
+	bin := buildtest.Binary(t, "github.com/weftgate/weftgate/examples/authority")
 	auth := exec.Command(bin, "-gateway", lc.addr, "-data", t.TempDir(), "-dial-timeout", guard.String())
 	logs, err := auth.StderrPipe()
 	if err != nil {

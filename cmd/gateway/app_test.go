@@ -18,15 +18,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
+	"github.com/weftgate/weftgate/internal/buildtest"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	buildtest.Cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

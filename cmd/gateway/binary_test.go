@@ -27,6 +27,7 @@ import (
 	"github.com/coder/websocket"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
+	"github.com/weftgate/weftgate/internal/buildtest"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -41,45 +42,12 @@ const (
 	testDrain = 10 * time.Second
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	builtBin  string
-	buildErr  error
-)
+var ()
 
-// gatewayBinary builds ./cmd/gateway once per test run.
+// gatewayBinary is this command, built once per test run.
 func gatewayBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir, buildErr = os.MkdirTemp("", "weftgate-bin-")
-		if buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "gateway")
-		cmd := exec.Command(goTool, "build", "-o", builtBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = &buildFailure{err: err, out: string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build the binary: %v", buildErr)
-	}
-	return builtBin
+	return buildtest.Binary(t, "github.com/weftgate/weftgate/cmd/gateway")
 }
-
-type buildFailure struct {
-	err error
-	out string
-}
-
-func (b *buildFailure) Error() string { return b.err.Error() + "\n" + b.out }
 
 // process is one running gateway binary.
 type process struct {

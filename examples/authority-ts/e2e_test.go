@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/weftgate/weftgate/bridge/client"
+	"github.com/weftgate/weftgate/internal/buildtest"
 	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
@@ -107,15 +108,7 @@ func TestTypeScriptUnits(t *testing.T) {
 
 // gatewayBinary builds ./cmd/gateway.
 func gatewayBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gateway")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gateway")
-	cmd.Dir = filepath.Join(here(t), "..", "..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the gateway: %v\n%s", err, out)
-	}
-	return bin
+	return buildtest.Binary(t, "github.com/weftgate/weftgate/cmd/gateway")
 }
 
 // proc is a child process whose output is JSON log lines.
@@ -494,4 +487,10 @@ func TestTypeScriptAuthority(t *testing.T) {
 	set(t, dj, "next", "4")
 	ts.waitFor("saved", saved("board:1", "4"))
 	ts.stop()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	buildtest.Cleanup()
+	os.Exit(code)
 }
