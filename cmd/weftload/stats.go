@@ -228,6 +228,10 @@ func showProgress(ctx context.Context, w io.Writer, s *stats, a *authority, t0 t
 			line := fmt.Sprintf("\r%4.0fs  sent %d (%.0f/s)  delivered %d (%.0f/s)  refused %d  p99 %.1f ms",
 				secs, s.sent.Load(), float64(s.sent.Load())/secs, s.delivered.Load(), float64(s.delivered.Load())/secs,
 				s.refused.Load(), ms(s.lat.quantile(0.99)))
+			if h := s.window(time.Now().UnixNano()); h != nil && h.count() > 0 {
+				// So far: the window's later commits are still arriving.
+				line += fmt.Sprintf(" (this window %.1f ms)", ms(h.quantile(0.99)))
+			}
 			if a != nil {
 				line += fmt.Sprintf("  verdicts %.0f/s", float64(a.verdicts.Load())/secs)
 			}
