@@ -167,8 +167,9 @@ func TestOptionsRefused(t *testing.T) {
 		"fanout with -peers": func(o *options) {
 			o.shape, o.readers, o.set = shapeFanout, 3, map[string]bool{"peers": true}
 		},
-		"readers without fanout": func(o *options) { o.readers = 3 },
-		"store":                  func(o *options) { o.store = "disk" },
+		"readers without fanout":   func(o *options) { o.readers = 3 },
+		"fanout with a raw writer": func(o *options) { o.shape, o.readers, o.write = shapeFanout, 3, watchRaw },
+		"store":                    func(o *options) { o.store = "disk" },
 		"bolt for a separate gateway": func(o *options) {
 			o.inprocess, o.url, o.store = false, "ws://127.0.0.1:1/", storeBolt
 		},

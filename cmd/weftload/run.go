@@ -83,6 +83,9 @@ func (o *options) check() error {
 		if o.readers < 1 {
 			return errors.New("-shape fanout needs -readers of at least 1")
 		}
+		if o.write == watchRaw {
+			return errors.New("-shape fanout's one writer makes the document, so it is a full peer: -write raw would change nothing")
+		}
 		o.peers, o.docs, o.writers = o.readers+1, 1, 1
 	} else if o.readers != 0 {
 		return errors.New("-readers goes with -shape fanout; other shapes count -peers")
