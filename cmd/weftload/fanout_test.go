@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"strings"
@@ -134,7 +135,22 @@ func TestDeliveryDuplicatesAndGaps(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.print(&out)
-	if !strings.Contains(out.String(), "missing, duplicate         1, 2: FAILED") {
+	if !strings.Contains(out.String(), "missing, duplicate         1, 2: FAILED") || !strings.Contains(out.String(), "made 1.0-2.0 s") {
 		t.Fatalf("printed:\n%s", out.String())
+	}
+	// -json carries the same.
+	var back struct {
+		Missing    int64 `json:"deliveries_missing"`
+		Duplicates int64 `json:"deliveries_duplicate"`
+		Windows    []struct {
+			P99 float64 `json:"latency_p99_ms"`
+		} `json:"windows"`
+	}
+	b, err := json.Marshal(r)
+	if err == nil {
+		err = json.Unmarshal(b, &back)
+	}
+	if err != nil || back.Missing != 1 || back.Duplicates != 2 || len(back.Windows) != 2 || back.Windows[1].P99 <= 0 {
+		t.Fatalf("JSON %s: %v", b, err)
 	}
 }
