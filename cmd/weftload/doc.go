@@ -24,6 +24,22 @@
 // gateway; the gateway sees the same frames either way. Each document's
 // first member, which makes it, is always a full peer.
 //
+// -shape fanout is a scenario rather than a commit shape: one document,
+// one writer of field commits, -readers members that each joined asking
+// for state (issue #18's measure). It sets -peers, -docs and -writers, so
+// it refuses them rather than quietly overriding them. Every commit
+// carries its writer's sequence, so each member checks it got each commit
+// once and in order: one its state covered or one seen before is a
+// duplicate, one never seen is missing, and either makes the tool exit 2
+// after printing, in any shape. Latency is also reported per
+// -latency-window (10 s) by when each commit was made, so a gateway that
+// falls behind shows as later windows with a higher p99; with the CPU
+// time the run took (the gateway's from its /metrics, or with -inprocess
+// the whole process's, tool included) it gives deliveries per CPU-second,
+// and raw members count commits per frame. -store bolt puts the
+// in-process gateway on bbolt, cmd/gateway's default, in a temporary
+// directory.
+//
 // It runs for -duration and exits by itself. It targets loopback only
 // unless -allow-remote is given: this workplace forbids load off the
 // machine, and load sent to someone else's gateway is an attack. It does

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/weftgate/weftgate/gateway"
@@ -21,6 +22,7 @@ const (
 	metricRSS   = "process_resident_memory_bytes"
 	metricHeap  = "go_memstats_heap_inuse_bytes"
 	metricConns = "weftgate_connections_open"
+	metricCPU   = "process_cpu_seconds_total"
 	// maxMetricsBytes bounds one scrape read.
 	maxMetricsBytes = 8 << 20
 	// scrapeTimeout bounds one scrape.
@@ -32,6 +34,9 @@ type gauges struct {
 	RSS   float64 `json:"rss_bytes"`
 	Heap  float64 `json:"heap_inuse_bytes"`
 	Links float64 `json:"links"`
+	// CPU is the gateway process's CPU time so far, user and system.
+	CPU    float64 `json:"cpu_seconds"`
+	hasCPU bool    // the page had it
 }
 
 // metricsURL is where a gateway at the WebSocket url ws serves /metrics.
@@ -97,6 +102,8 @@ func parseGauges(r io.Reader) (gauges, error) {
 			dst = &g.Heap
 		case metricConns:
 			dst = &g.Links
+		case metricCPU:
+			dst, g.hasCPU = &g.CPU, true
 		default:
 			continue
 		}
@@ -111,7 +118,7 @@ func parseGauges(r io.Reader) (gauges, error) {
 		return g, err
 	}
 	if found == 0 {
-		return g, fmt.Errorf("none of %s, %s, %s on the page", metricRSS, metricHeap, metricConns)
+		return g, fmt.Errorf("none of %s, %s, %s, %s on the page", metricRSS, metricHeap, metricConns, metricCPU)
 	}
 	return g, nil
 }
@@ -122,8 +129,20 @@ func parseGauges(r io.Reader) (gauges, error) {
 // free, and a collection that returns those between the two readings made
 // a small run's heap seem to shrink.
 func inProcessGauges(s *gateway.Server) gauges {
+	cpu := processCPU() // before the collection, which is this tool's cost
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), Links: float64(s.Metrics().Connections.Load())}
+	return gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), Links: float64(s.Metrics().Connections.Load()),
+		CPU: cpu, hasCPU: true}
+}
+
+// processCPU is this process's CPU time so far, user and system, in
+// seconds (0 if the system will not say).
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

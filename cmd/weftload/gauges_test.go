@@ -14,13 +14,14 @@ func TestParseGauges(t *testing.T) {
 process_resident_memory_bytes 1.2345e+07
 go_memstats_heap_inuse_bytes 4.5e+06
 weftgate_connections_open 10000
+process_cpu_seconds_total 12.5
 weftgate_commits_refused_total{reason="x"} 3
 `
 	g, err := parseGauges(strings.NewReader(page))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.RSS != 12345000 || g.Heap != 4.5e6 || g.Links != 10000 {
+	if g.RSS != 12345000 || g.Heap != 4.5e6 || g.Links != 10000 || g.CPU != 12.5 || !g.hasCPU {
 		t.Fatalf("%+v", g)
 	}
 	if _, err := parseGauges(strings.NewReader("up 1\n")); err == nil {

@@ -32,7 +32,10 @@ func main() {
 	flag.IntVar(&o.window, "window", 16, "commits a writer may have on their way (not yet seen by its observer)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long to write")
 	flag.DurationVar(&o.settle, "settle", 0, "idle time between connecting and writing (heap per idle link is read after it)")
-	flag.StringVar(&o.shape, "shape", shapeField, "commit shape: field, insert (into an array) or large")
+	flag.StringVar(&o.shape, "shape", shapeField, "commit shape: field, insert (into an array) or large; or fanout, a whole scenario: one document, one writer of field commits, -readers peers that each ask for state, every commit checked to reach every reader once (it sets -peers, -docs and -writers, so it refuses them)")
+	flag.IntVar(&o.readers, "readers", 0, "with -shape fanout: readers on the document (-watch raw costs the shared host less at thousands)")
+	flag.DurationVar(&o.winLen, "latency-window", defaultWindow, "latency p50, p99 and max are also reported per window of this length, by when each commit was made")
+	flag.StringVar(&o.store, "store", storeMemory, "with -inprocess: the gateway's store, memory or bolt (cmd/gateway's default, in a temporary directory)")
 	flag.IntVar(&o.size, "size", 0, "bytes of text per commit (0: 16, or 64 KiB for large)")
 	flag.StringVar(&o.watch, "watch", watchPeer, "watchers: peer (a full aweft end with a replica) or raw (a bare socket that decodes frames and commits, so the tool costs the host less)")
 	flag.StringVar(&o.write, "write", watchPeer, "writers: peer (a full aweft end) or raw (a bare socket that sends encoded commits and decodes what arrives; each document's first writer, which makes it, stays a peer)")
@@ -43,6 +46,8 @@ func main() {
 	traceOut := flag.String("trace", "", "write an execution trace of this process (go tool trace) to the file")
 	gcFloor := flag.Uint64("gc-floor", gcfloor.DefaultFloor, "heap bytes this process's collector lets a small heap grow to, as the gateway's -gc-floor (0: Go's default; ignored when GOGC is set)")
 	flag.Parse()
+	o.set = map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	gcfloor.Set(*gcFloor, os.Getenv)
 	for _, p := range []struct {
 		path  string
@@ -76,7 +81,12 @@ func main() {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(res)
-		return
+	} else {
+		res.print(os.Stdout)
 	}
-	res.print(os.Stdout)
+	if !res.ok() {
+		pprof.StopCPUProfile()
+		trace.Stop()
+		os.Exit(2) // a commit missed or repeated is a failed run, whatever the figures
+	}
 }

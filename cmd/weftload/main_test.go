@@ -97,7 +97,7 @@ func TestRunRawWriters(t *testing.T) {
 
 // A raw writer hears its refusal: counted, and its credit handed back.
 func TestRawWriterRefused(t *testing.T) {
-	_, url, _, stop, err := startInProcess(false)
+	_, url, _, stop, err := startInProcess(false, storeMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +112,11 @@ func TestRawWriterRefused(t *testing.T) {
 	if _, err := p.Share(ctx, "refused", document.New(root, commit.Object, document.Limits{})); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := dialRaw(ctx, url, "refused")
+	ws, _, err := dialRaw(ctx, url, "refused")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &member{ws: ws, credits: make(chan struct{}, 1)}
+	m := &member{ws: ws, credits: make(chan struct{}, 1), next: make([]int, 1)}
 	m.credits <- struct{}{}
 	s := newStats()
 	watched := make(chan struct{})
@@ -155,14 +155,26 @@ func TestRunWithAuthority(t *testing.T) {
 
 func TestOptionsRefused(t *testing.T) {
 	for name, change := range map[string]func(*options){
-		"one peer per document": func(o *options) { o.peers = 3 },
-		"more writers":          func(o *options) { o.writers = 5 },
-		"no duration":           func(o *options) { o.duration = 0 },
-		"shape":                 func(o *options) { o.shape = "round" },
-		"window":                func(o *options) { o.window = 0 },
-		"watch":                 func(o *options) { o.watch = "stare" },
-		"write":                 func(o *options) { o.write = "scribble" },
-		"remote":                func(o *options) { o.inprocess, o.url = false, "ws://192.0.2.1/" },
+		"one peer per document":  func(o *options) { o.peers = 3 },
+		"more writers":           func(o *options) { o.writers = 5 },
+		"no duration":            func(o *options) { o.duration = 0 },
+		"shape":                  func(o *options) { o.shape = "round" },
+		"window":                 func(o *options) { o.window = 0 },
+		"watch":                  func(o *options) { o.watch = "stare" },
+		"write":                  func(o *options) { o.write = "scribble" },
+		"remote":                 func(o *options) { o.inprocess, o.url = false, "ws://192.0.2.1/" },
+		"fanout without readers": func(o *options) { o.shape = shapeFanout },
+		"fanout with -peers": func(o *options) {
+			o.shape, o.readers, o.set = shapeFanout, 3, map[string]bool{"peers": true}
+		},
+		"readers without fanout":   func(o *options) { o.readers = 3 },
+		"fanout with a raw writer": func(o *options) { o.shape, o.readers, o.write = shapeFanout, 3, watchRaw },
+		"store":                    func(o *options) { o.store = "disk" },
+		"bolt for a separate gateway": func(o *options) {
+			o.inprocess, o.url, o.store = false, "ws://127.0.0.1:1/", storeBolt
+		},
+		"negative latency window": func(o *options) { o.winLen = -time.Second },
+		"too many windows":        func(o *options) { o.duration, o.winLen = time.Hour, time.Millisecond },
 	} {
 		o := short(shapeField)
 		change(&o)

@@ -28,12 +28,13 @@ const rawWriteTimeout = 30 * time.Second
 const rawTopic = 1
 
 // dialRaw opens a bare WebSocket on name, asking for its state, and
-// returns once the state has arrived. It speaks only enough of the link to
-// watch: commits arrive, nothing is answered.
-func dialRaw(ctx context.Context, url, name string) (*websocket.Conn, error) {
+// returns once the state has arrived, with the state (nil: an empty
+// document). It speaks only enough of the link to watch: commits arrive,
+// nothing is answered.
+func dialRaw(ctx context.Context, url, name string) (*websocket.Conn, commit.Commit, error) {
 	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
-		return nil, &peer.HandshakeError{Err: err}
+		return nil, commit.Commit{}, &peer.HandshakeError{Err: err}
 	}
 	ws.SetReadLimit(peer.DefaultMaxMessageBytes)
 	m, err := frame.Encode(frame.Frame{Kind: frame.Open, Topic: rawTopic, Name: name, Want: true})
@@ -47,13 +48,19 @@ func dialRaw(ctx context.Context, url, name string) (*websocket.Conn, error) {
 		}
 		switch f.Kind {
 		case frame.State:
-			return ws, nil
+			var state commit.Commit
+			if f.State != nil {
+				state, err = commit.Decode(f.State)
+			}
+			if err == nil {
+				return ws, state, nil
+			}
 		case frame.Fault:
 			err = fmt.Errorf("fault %s: %s", f.Reason, f.Message)
 		}
 	}
 	ws.CloseNow()
-	return nil, err
+	return nil, commit.Commit{}, err
 }
 
 func readFrame(ctx context.Context, ws *websocket.Conn) (frame.Frame, error) {
@@ -106,6 +113,8 @@ func (s *stats) watchRaw(m *member, ms []*member) {
 		}
 		switch f.Kind {
 		case frame.Commits:
+			s.frames.Add(1)
+			s.framed.Add(int64(len(f.Commits)))
 			for _, b := range f.Commits {
 				c, err := commit.Decode(b)
 				if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/peer"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -39,6 +40,16 @@ const (
 	fdsSpare = 64
 	// maxEventBuffer bounds each peer's event channel (16 bytes a slot).
 	maxEventBuffer = 1 << 14
+	// defaultWindow is -latency-window left 0.
+	defaultWindow = 10 * time.Second
+	// maxWindows bounds the latency windows of a run (35 KiB each).
+	maxWindows = 1000
+)
+
+// In-process stores (-store).
+const (
+	storeMemory = "memory"
+	storeBolt   = "bolt"
 )
 
 // options are the flags.
@@ -53,9 +64,50 @@ type options struct {
 	duration, settle              time.Duration
 	memprofile                    string // heap profile written once links settle
 	shape, watch, write           string
+	readers                       int             // -shape fanout: readers on the one document
+	store                         string          // the in-process gateway's store
+	winLen                        time.Duration   // latency window
+	set                           map[string]bool // flags given on the command line
 }
 
+// windows is how many latency windows the run's duration spans.
+func (o *options) windows() int { return int((o.duration + o.winLen - 1) / o.winLen) }
+
 func (o *options) check() error {
+	if o.shape == shapeFanout {
+		for _, f := range []string{"peers", "docs", "writers"} {
+			if o.set[f] {
+				return fmt.Errorf("-shape fanout sets -%s itself (one document, one writer): give -readers", f)
+			}
+		}
+		if o.readers < 1 {
+			return errors.New("-shape fanout needs -readers of at least 1")
+		}
+		if o.write == watchRaw {
+			return errors.New("-shape fanout's one writer makes the document, so it is a full peer: -write raw would change nothing")
+		}
+		o.peers, o.docs, o.writers = o.readers+1, 1, 1
+	} else if o.readers != 0 {
+		return errors.New("-readers goes with -shape fanout; other shapes count -peers")
+	}
+	if o.winLen == 0 {
+		o.winLen = defaultWindow
+	}
+	switch o.store {
+	case "":
+		o.store = storeMemory
+	case storeMemory, storeBolt:
+	default:
+		return fmt.Errorf("-store %q: want memory or bolt", o.store)
+	}
+	switch {
+	case o.store != storeMemory && !o.inprocess:
+		return errors.New("-store chooses the -inprocess gateway's store; a separate gateway has its own")
+	case o.winLen < 0:
+		return errors.New("-latency-window must be positive")
+	case o.duration > 0 && o.windows() > maxWindows:
+		return fmt.Errorf("-duration over -latency-window is %d windows, more than %d", o.windows(), maxWindows)
+	}
 	switch {
 	case o.docs < 1 || o.writers < 1 || o.duration <= 0:
 		return errors.New("need -docs and -writers of at least 1 and a positive -duration")
@@ -65,9 +117,9 @@ func (o *options) check() error {
 		return errors.New("-rate, -size must not be negative; -window and -dialers at least 1")
 	}
 	switch o.shape {
-	case shapeField, shapeInsert, shapeLarge:
+	case shapeField, shapeInsert, shapeLarge, shapeFanout:
 	default:
-		return fmt.Errorf("-shape %q: want field, insert or large", o.shape)
+		return fmt.Errorf("-shape %q: want field, insert, large or fanout", o.shape)
 	}
 	for flag, kind := range map[string]*string{"-watch": &o.watch, "-write": &o.write} {
 		switch *kind {
@@ -94,6 +146,7 @@ type member struct {
 	closing atomic.Bool     // the raw socket is being closed by us
 	idx     int             // its place on the document: writers first
 	credits chan struct{}   // a writer's commits not yet seen by its observer
+	next    []int           // per writer, the sequence it expects next; its reader's
 
 	// A raw writer's, owned by its writing goroutine.
 	seq   uint64      // the last commit's sequence on the topic
@@ -113,13 +166,17 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	if lim := raiseFileLimit(); lim != 0 && lim < need {
 		return nil, fmt.Errorf("the open-file limit is %d; %d links need about %d", lim, o.peers, need)
 	}
-	st := newStats()
-	res := &result{Peers: o.peers, Documents: o.docs, Writers: o.writers, Shape: o.shape, Size: o.size, Rate: o.rate, Authority: o.authority}
+	st := newRunStats(time.Now(), o.winLen, o.windows())
+	res := &result{Peers: o.peers, Documents: o.docs, Writers: o.writers, Readers: o.readers, Shape: o.shape, Size: o.size,
+		Rate: o.rate, Authority: o.authority, WindowSeconds: o.winLen.Seconds()}
+	if o.inprocess {
+		res.Store = o.store
+	}
 
 	var gw *gateway.Server
 	grpcAddr := o.grpc
 	if o.inprocess {
-		s, url, gaddr, stop, err := startInProcess(o.authority)
+		s, url, gaddr, stop, err := startInProcess(o.authority, o.store)
 		if err != nil {
 			return nil, err
 		}
@@ -137,6 +194,21 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		if o.metrics == "" {
 			o.metrics, _ = metricsURL(o.url)
 		}
+	}
+	// CPU is the in-process gateway's with the tool's, or a separate
+	// gateway's from its /metrics.
+	readCPU := func() (float64, bool) {
+		if gw != nil {
+			return processCPU(), true
+		}
+		if o.metrics == "-" {
+			return 0, false
+		}
+		g, err := scrape(ctx, o.metrics)
+		if err != nil || !g.hasCPU {
+			return 0, false
+		}
+		return g.CPU, true
 	}
 	readGauges := func() (gauges, bool) {
 		if gw != nil {
@@ -220,8 +292,11 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		}
 	}
 
+	cpuBefore, haveCPU := readCPU()
 	wctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
+	t0 := time.Now()
+	st.t0.Store(t0.UnixNano())
 	var writers sync.WaitGroup
 	sentBy := make([]atomic.Int64, len(docs))
 	for k, ms := range docs {
@@ -234,7 +309,6 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 			}()
 		}
 	}
-	t0 := time.Now()
 	progressDone := make(chan struct{})
 	go func() { defer close(progressDone); showProgress(wctx, progress, st, auth, t0) }()
 	writers.Wait()
@@ -247,8 +321,9 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		want += sentBy[k].Load() * int64(len(ms)-1)
 	}
 	st.waitDelivered(ctx, want, drainGrace)
-	if missing := want - st.delivered.Load(); missing > 0 {
-		st.failN("deliveries-missing", missing)
+	if cpuAfter, ok := readCPU(); ok && haveCPU && cpuAfter > cpuBefore {
+		res.CPUSeconds = cpuAfter - cpuBefore
+		res.CPUIncludesTool = gw != nil
 	}
 	for _, ms := range docs {
 		for _, m := range ms {
@@ -283,15 +358,15 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 		defer cancel()
 		k := i % o.docs
 		name := names + strconv.Itoa(k)
-		m := &member{idx: i / o.docs}
+		m := &member{idx: i / o.docs, next: make([]int, o.writers)}
 		writer := m.idx < o.writers
 		// The document's first member makes it, so it is always a peer.
 		if i >= o.docs && (!writer && o.watch == watchRaw || writer && o.write == watchRaw) {
-			ws, err := dialRaw(cctx, o.url, name)
+			ws, state, err := dialRaw(cctx, o.url, name)
 			if err != nil {
 				return nil, fmt.Errorf("raw member %d on %s: %w", i, name, err)
 			}
-			m.ws = ws
+			m.ws, m.next = ws, stateCovers(state, o.writers)
 			if writer {
 				m.credits = make(chan struct{}, o.window)
 			}
@@ -392,9 +467,30 @@ func closeAll(peers []*peer.Peer, n int) {
 }
 
 // startInProcess starts a gateway on 127.0.0.1:0 in this process, with an
-// in-process gRPC bridge as its authority when asked.
-func startInProcess(withBridge bool) (s *gateway.Server, url, grpcAddr string, stop func(), err error) {
+// in-process gRPC bridge as its authority when asked, on a memory store or
+// a bbolt store (cmd/gateway's default) in a directory of its own that
+// stop removes.
+func startInProcess(withBridge bool, storeKind string) (s *gateway.Server, url, grpcAddr string, stop func(), err error) {
 	cfg := gateway.Config{PingInterval: -1, Admission: gatewayAdmission()}
+	closeStore := func() {}
+	if storeKind == storeBolt {
+		dir, err := os.MkdirTemp("", "weftload-store-")
+		if err != nil {
+			return nil, "", "", nil, err
+		}
+		st, err := store.Open(dir, store.Options{})
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, "", "", nil, err
+		}
+		cfg.Store = st
+		closeStore = func() { st.Close(); os.RemoveAll(dir) }
+	}
+	defer func() {
+		if err != nil {
+			closeStore()
+		}
+	}()
 	var b *bridge.Server
 	if withBridge {
 		b = bridge.New(bridge.Config{})
@@ -429,6 +525,7 @@ func startInProcess(withBridge bool) (s *gateway.Server, url, grpcAddr string, s
 		hs.Close()
 		<-served
 		stopBridge()
+		closeStore()
 	}
 	return s, "ws://" + ln.Addr().String() + "/", grpcAddr, stop, nil
 }

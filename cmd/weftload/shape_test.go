@@ -33,9 +33,9 @@ func TestShapesApply(t *testing.T) {
 			if _, err := doc.Apply(c); err != nil {
 				t.Fatalf("%s %d: apply: %v", shape, i, err)
 			}
-			sent, j, ok := readStamp(c)
-			if !ok || sent != now.UnixNano() || j != 3 {
-				t.Fatalf("%s %d: stamp %d %d %v", shape, i, sent, j, ok)
+			sent, j, seq, ok := readStamp(c)
+			if !ok || sent != now.UnixNano() || j != 3 || seq != i {
+				t.Fatalf("%s %d: stamp %d %d %d %v", shape, i, sent, j, seq, ok)
 			}
 		}
 		if shape == shapeInsert && len(w.items) != insertKeep {
@@ -48,9 +48,9 @@ func TestShapesApply(t *testing.T) {
 }
 
 func TestReadStampIgnoresOtherText(t *testing.T) {
-	for _, s := range []string{"", "12", "abc/1 x", "12/x y", "/1 x", "1 2/3"} {
+	for _, s := range []string{"", "12", "abc/1/2 x", "12/x/1 y", "12/1/x y", "/1/2 x", "1 2/3/4", "12/1 x", "12/1/2", "12/-1/2 x", "12/1/-2 x"} {
 		c := commit.Commit{Deltas: []commit.Delta{{Value: commit.TextValue(s)}}}
-		if _, _, ok := readStamp(c); ok {
+		if _, _, _, ok := readStamp(c); ok {
 			t.Errorf("%q read as a stamp", s)
 		}
 	}

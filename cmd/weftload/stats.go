@@ -15,14 +15,42 @@ import (
 // stats are shared by every writer and observer.
 type stats struct {
 	sent, refused, delivered atomic.Int64
+	duplicates               atomic.Int64 // commits a member already had
 	waits                    atomic.Int64 // commits a writer held for want of credit
 	lat                      histogram
+
+	// Latency per window of the run, by when each commit was made, so
+	// a gateway that falls behind shows as windows whose p99 climbs.
+	t0      atomic.Int64 // when writing started, unix nanos
+	winLen  int64        // nanoseconds a window
+	windows []histogram
+
+	// What raw members saw of framing: commits and the frames carrying them.
+	frames, framed atomic.Int64
 
 	mu     sync.Mutex
 	errors map[string]int64
 }
 
 func newStats() *stats { return &stats{errors: map[string]int64{}} }
+
+// newRunStats has n windows of length win for a run that writes from t0.
+func newRunStats(t0 time.Time, win time.Duration, n int) *stats {
+	s := newStats()
+	s.t0.Store(t0.UnixNano())
+	s.winLen, s.windows = int64(win), make([]histogram, n)
+	return s
+}
+
+// window is the window of a commit made at sent, unix nanos; those made
+// just outside the run fall into its first or last.
+func (s *stats) window(sent int64) *histogram {
+	if len(s.windows) == 0 {
+		return nil
+	}
+	i := (sent - s.t0.Load()) / s.winLen
+	return &s.windows[max(0, min(i, int64(len(s.windows)-1)))]
+}
 
 func (s *stats) fail(what string, err error) { s.failN(what+": "+kindOf(err), 1) }
 
@@ -121,15 +149,31 @@ func (s *stats) observe(m *member, ms []*member) {
 }
 
 // delivery counts a commit that reached m, records its latency, and
-// returns its writer's credit when m is that writer's observer.
+// returns its writer's credit when m is that writer's observer. A link
+// delivers in order (aweft replication section 1), so a commit at or
+// below one m already has, or that its state covered, is a duplicate; one
+// past a gap leaves the gap's commits missing. Only m's reader calls it.
 func (s *stats) delivery(c commit.Commit, m *member, ms []*member) {
 	now := time.Now().UnixNano()
-	sent, w, ok := readStamp(c)
+	sent, w, seq, ok := readStamp(c)
 	if !ok {
 		s.failN("unstamped-commit", 1)
 		return
 	}
-	s.lat.record(time.Duration(now - sent))
+	if w >= len(m.next) {
+		s.failN("commit-from-no-writer", 1)
+		return
+	}
+	if seq < m.next[w] {
+		s.duplicates.Add(1)
+		return
+	}
+	m.next[w] = seq + 1
+	d := time.Duration(now - sent)
+	s.lat.record(d)
+	if h := s.window(sent); h != nil {
+		h.record(d)
+	}
 	s.delivered.Add(1)
 	if n := len(ms); w >= 0 && w < n && (w+1)%n == m.idx && ms[w].credits != nil {
 		select {
@@ -137,6 +181,19 @@ func (s *stats) delivery(c commit.Commit, m *member, ms []*member) {
 		default:
 		}
 	}
+}
+
+// tally counts what the run lost (want less what arrived) and repeated,
+// as errors: either is a failed run.
+func (s *stats) tally(want int64) (missing, duplicates int64) {
+	missing, duplicates = max(0, want-s.delivered.Load()), s.duplicates.Load()
+	if missing > 0 {
+		s.failN("deliveries-missing", missing)
+	}
+	if duplicates > 0 {
+		s.failN("deliveries-duplicate", duplicates)
+	}
+	return missing, duplicates
 }
 
 // waitDelivered waits until want deliveries have been counted, or grace
@@ -171,6 +228,10 @@ func showProgress(ctx context.Context, w io.Writer, s *stats, a *authority, t0 t
 			line := fmt.Sprintf("\r%4.0fs  sent %d (%.0f/s)  delivered %d (%.0f/s)  refused %d  p99 %.1f ms",
 				secs, s.sent.Load(), float64(s.sent.Load())/secs, s.delivered.Load(), float64(s.delivered.Load())/secs,
 				s.refused.Load(), ms(s.lat.quantile(0.99)))
+			if h := s.window(time.Now().UnixNano()); h != nil && h.count() > 0 {
+				// So far: the window's later commits are still arriving.
+				line += fmt.Sprintf(" (this window %.1f ms)", ms(h.quantile(0.99)))
+			}
 			if a != nil {
 				line += fmt.Sprintf("  verdicts %.0f/s", float64(a.verdicts.Load())/secs)
 			}
