@@ -151,7 +151,9 @@ func TestBadFramesCloseWithTheirCodes(t *testing.T) {
 				} else {
 					for _, b := range c.bytes {
 						if _, err := nc.Write([]byte{b}); err != nil {
-							t.Fatal(err)
+							// The gateway may close as soon as it has the
+							// byte that decides; the close is checked below.
+							break
 						}
 					}
 				}
