@@ -134,13 +134,7 @@ func (h *hub) beginDelete(done func(Deleted, error)) {
 		delete(h.subs, sub)
 		d.ended.Subscribers++
 	}
-	pending := h.pending
-	h.pending, h.inflight = nil, 0
-	for _, p := range pending {
-		if p.verdict == nil {
-			v := Refuse(ReasonDeleted, errDeleted.Message)
-			p.verdict = &v // a verdict that still comes is ignored
-		}
+	for _, p := range h.pipe.DrainAll() { // a verdict that still comes is dropped
 		h.settle(p, errDeleted)
 	}
 	for _, a := range h.unflushed {

@@ -243,7 +243,7 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 				return
 			}
 			id, kind := h.doc.Root()
-			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: len(h.pending)}
+			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: h.pipe.Len()}
 			for c := range h.members {
 				info.Peers = append(info.Peers, Peer{ID: c.id, Remote: c.addr, Identity: c.identity})
 			}

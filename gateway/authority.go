@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
@@ -37,12 +38,7 @@ type AcceptRequest struct {
 }
 
 // Verdict answers an AcceptRequest. No reasons means accepted.
-type Verdict struct {
-	Reasons []frame.Reason
-}
-
-// Accepted reports whether the verdict lets the commit land.
-func (v Verdict) Accepted() bool { return len(v.Reasons) == 0 }
+type Verdict = docsm.Verdict
 
 // Refuse is a verdict refusing with one reason.
 func Refuse(code protocol.Reason, msg string) Verdict {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -59,13 +60,13 @@ type hub struct {
 	creator      *member
 	creatorTimer *time.Timer
 
-	pending  []*pendingCommit // in arrival order, waiting for a verdict
-	inflight int
-	// Questions are asked in pending order with one timeout, so their
-	// deadlines rise along pending: one timer, for the earliest unanswered,
-	// bounds them all (a timer per commit was two allocations each).
+	// pipe holds the commits waiting for their verdicts and their turn
+	// (docsm.Pipeline: pure, tested by transcript). One timer, for the
+	// earliest unanswered question, bounds them all (a timer per commit was
+	// two allocations each); judgeAt is when it is set for (zero: unset).
+	pipe       *docsm.Pipeline[*pendingCommit]
 	judgeTimer *time.Timer
-	judgeArmed bool
+	judgeAt    time.Time
 
 	unflushed []applied // applied, not yet durable
 	appending []applied // being made durable now
@@ -103,27 +104,23 @@ type member struct {
 }
 
 type pendingCommit struct {
-	origin   Origin
-	from     *conn // nil for a backend write
-	seq      uint64
-	c        commit.Commit
-	bytes    []byte
-	credit   *frameCredit
-	verdict  *Verdict
-	asked    bool
-	deadline time.Time                      // of its verdict, once asked
-	result   func(cursor uint64, err error) // backend writes: once durable or refused
-	expect   *uint64                        // compare-and-swap cursor for backend writes
+	origin Origin
+	from   *conn // nil for a backend write
+	seq    uint64
+	c      commit.Commit
+	bytes  []byte
+	credit *frameCredit
+	result func(cursor uint64, err error) // backend writes: once durable or refused
+	expect *uint64                        // compare-and-swap cursor for backend writes
 	// state marks a commit that moves the document to a state (a creator's,
 	// or a backend's ReplaceState): a write, judged like a commit and asked
 	// as a state (issue 19). creator is set for a creator's state.
 	state   bool
 	creator *member
 	// paths and askedAt are what the authority was shown and the cursor
-	// it was shown at; gen numbers the asks, so a stale answer is dropped.
+	// it was shown at.
 	paths   [][]string
 	askedAt uint64
-	gen     uint32
 }
 
 type applied struct {
@@ -143,7 +140,12 @@ func newHub(s *Server, name string) *hub {
 		done:    make(chan struct{}),
 		evict:   make(chan struct{}),
 		members: make(map[*conn]*member),
-		subs:    make(map[*subscriber]struct{}),
+		pipe: docsm.NewPipeline[*pendingCommit](docsm.PipelineConfig{
+			MaxInFlight: s.cfg.MaxInFlightVerdicts,
+			Timeout:     s.cfg.JudgeTimeout,
+			TimedOut:    Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"),
+		}),
+		subs: make(map[*subscriber]struct{}),
 	}
 	s.track(h.run)
 	return h
@@ -269,7 +271,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 }
 
 func (h *hub) unloadable() bool {
-	return len(h.members) == 0 && len(h.subs) == 0 && len(h.pending) == 0 && len(h.loadWait) == 0 && !h.creating &&
+	return len(h.members) == 0 && len(h.subs) == 0 && !h.pipe.Undecided() && len(h.loadWait) == 0 && !h.creating &&
 		len(h.unflushed) == 0 && len(h.appending) == 0 && h.storeCalls == 0 && h.deleting == nil
 }
 
@@ -303,14 +305,14 @@ func (h *hub) unload() {
 // drain runs at shutdown: finish what is in flight, then store a snapshot.
 func (h *hub) drain() {
 	deadline := time.After(h.srv.cfg.JudgeTimeout)
-	for len(h.pending) > 0 || len(h.appending) > 0 || len(h.unflushed) > 0 {
+	for h.pipe.Undecided() || len(h.appending) > 0 || len(h.unflushed) > 0 {
 		select {
 		case fn := <-h.inbox:
 			fn()
 		case <-h.replies.wake:
 			h.replies.run()
 		case <-deadline:
-			h.srv.log.Warn("shutdown left commits unsettled", "document", h.name, "pending", len(h.pending))
+			h.srv.log.Warn("shutdown left commits unsettled", "document", h.name, "pending", h.pipe.Len())
 			return
 		}
 	}
@@ -689,7 +691,7 @@ func (h *hub) whenSettled(fn func()) { h.wait(waiter{fn: fn}) }
 func (h *hub) whenIdle(fn func())    { h.wait(waiter{idle: true, fn: fn}) }
 
 func (h *hub) wait(w waiter) {
-	if h.settled() && (!w.idle || len(h.pending) == 0) && len(h.waiting) == 0 {
+	if h.settled() && (!w.idle || !h.pipe.Undecided()) && len(h.waiting) == 0 {
 		w.fn()
 		return
 	}
@@ -700,7 +702,7 @@ func (h *hub) wait(w waiter) {
 func (h *hub) runWaiting() {
 	for len(h.waiting) > 0 && h.settled() {
 		w := h.waiting[0]
-		if w.idle && len(h.pending) > 0 {
+		if w.idle && h.pipe.Undecided() {
 			return
 		}
 		h.waiting = h.waiting[1:]
@@ -774,55 +776,41 @@ func (h *hub) commit(p *pendingCommit) {
 	case h.doc == nil:
 		h.settle(p, protocol.Errorf(protocol.NoDocument, "the document does not exist"))
 		return
-	case len(h.pending)+len(h.unflushed)+len(h.appending) >= h.srv.cfg.MaxPendingPerDocument:
+	case h.pipe.Len()+len(h.unflushed)+len(h.appending) >= h.srv.cfg.MaxPendingPerDocument:
 		h.settle(p, protocol.Errorf(protocol.TooManyPendingCommit, "the document has too many commits waiting; retry later"))
 		return
 	}
-	h.pending = append(h.pending, p)
+	h.pipe.Add(p)
 	h.askMore()
 }
 
-// askMore asks the authority about pending commits up to the in-flight bound.
+// askMore asks the authority about pending commits up to the in-flight
+// bound, and sets the timer for the earliest unanswered question.
 func (h *hub) askMore() {
-	for _, p := range h.pending {
-		if h.inflight >= h.srv.cfg.MaxInFlightVerdicts {
-			return
-		}
-		if p.verdict != nil || p.asked {
-			continue
-		}
-		p.asked = true
-		h.inflight++
-		h.judge(p)
+	for _, q := range h.pipe.Ask(time.Now()) {
+		h.judge(q.Item, q.Ticket)
 	}
+	h.armJudge()
 }
 
-// judge asks the authority about p, refusing with authority-timeout when no
-// verdict comes within JudgeTimeout.
-func (h *hub) judge(p *pendingCommit) {
+// judge asks the authority about p; its answer comes back with t.
+func (h *hub) judge(p *pendingCommit, t docsm.Ticket[*pendingCommit]) {
 	p.paths, p.askedAt = h.doc.Paths(p.c), h.cursor
-	p.gen++
-	gen := p.gen
 	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: p.paths, State: p.state}
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
-			reply(func() {
-				if p.gen == gen {
-					h.verdict(p, v)
-				}
-			})
+			reply(func() { h.verdict(t, v) })
 		})
 	})
-	if p.verdict == nil {
-		p.deadline = time.Now().Add(h.srv.cfg.JudgeTimeout)
-		if !h.judgeArmed {
-			h.armJudge(p.deadline)
-		}
-	}
 }
 
-func (h *hub) armJudge(at time.Time) {
-	h.judgeArmed = true
+// armJudge sets the one timer for the earliest unanswered question.
+func (h *hub) armJudge() {
+	at, ok := h.pipe.Deadline()
+	if !ok || !h.judgeAt.IsZero() && !at.Before(h.judgeAt) {
+		return
+	}
+	h.judgeAt = at
 	if h.judgeTimer == nil {
 		h.judgeTimer = time.AfterFunc(time.Until(at), func() { h.post(h.judgeExpired) })
 		return
@@ -831,51 +819,28 @@ func (h *hub) armJudge(at time.Time) {
 }
 
 // judgeExpired refuses every question past its deadline with
-// authority-timeout, in order, and sets the timer for the next one.
+// authority-timeout.
 func (h *hub) judgeExpired() {
-	now := time.Now()
-	var late []*pendingCommit
-	for _, p := range h.pending {
-		// Deadlines rise along pending except for a commit asked again
-		// (staleAsk), so every one is looked at.
-		if p.asked && p.verdict == nil && !p.deadline.After(now) {
-			late = append(late, p)
-		}
-	}
-	for _, p := range late {
-		h.verdict(p, Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"))
-	}
-	h.judgeArmed = false
-	var next time.Time
-	for _, p := range h.pending {
-		if p.asked && p.verdict == nil && (next.IsZero() || p.deadline.Before(next)) {
-			next = p.deadline
-		}
-	}
-	if !next.IsZero() {
-		h.armJudge(next)
+	h.judgeAt = time.Time{}
+	h.pipe.Expire(time.Now())
+	h.decide()
+}
+
+// verdict takes the authority's answer (a late one is dropped) and applies
+// what is now decided, in order.
+func (h *hub) verdict(t docsm.Ticket[*pendingCommit], v Verdict) {
+	if h.pipe.Answer(t, v) {
+		h.decide()
 	}
 }
 
-// verdict records the authority's answer and applies what is now in order.
-func (h *hub) verdict(p *pendingCommit, v Verdict) {
-	if p.verdict != nil {
-		return
-	}
-	p.verdict = &v
-	h.inflight--
-	for len(h.pending) > 0 && h.pending[0].verdict != nil {
-		q := h.pending[0]
-		if h.staleAsk(q) {
-			// Commits landed since it was asked and moved what it touches:
-			// the authority judged paths it will not have. Ask again, now
-			// that nothing is ahead of it (so at most once).
-			q.verdict, q.asked = nil, false
+func (h *hub) decide() {
+	for {
+		d, ok := h.pipe.Next(h.staleAsk)
+		if !ok {
 			break
 		}
-		h.pending[0] = nil
-		h.pending = h.pending[1:]
-		h.apply(q)
+		h.apply(d.Item, d.Verdict)
 	}
 	h.askMore()
 	h.runWaiting()
@@ -888,7 +853,7 @@ func (h *hub) verdict(p *pendingCommit, v Verdict) {
 // writing into an observable that an earlier commit moved under a
 // protected key would otherwise pass as written where it was).
 func (h *hub) staleAsk(p *pendingCommit) bool {
-	if !p.verdict.Accepted() || h.doc == nil || p.askedAt == h.cursor {
+	if h.doc == nil || p.askedAt == h.cursor {
 		return false
 	}
 	now := h.doc.Paths(p.c)
@@ -900,9 +865,9 @@ func (h *hub) staleAsk(p *pendingCommit) bool {
 	return false
 }
 
-func (h *hub) apply(p *pendingCommit) {
-	if !p.verdict.Accepted() {
-		h.settle(p, &refusal{reasons: p.verdict.Reasons})
+func (h *hub) apply(p *pendingCommit, v Verdict) {
+	if !v.Accepted() {
+		h.settle(p, &refusal{reasons: v.Reasons})
 		return
 	}
 	if h.doc == nil { // a store failure unloaded it while the verdict was out

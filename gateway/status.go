@@ -98,7 +98,7 @@ func (s *Server) Status(ctx context.Context) Status {
 			a := answer{d: DocumentStatus{
 				Name: h.name, Cursor: h.cursor, Durable: h.durable,
 				Links: len(h.members), Subscribers: len(h.subs),
-				Pending: len(h.pending), InFlight: h.inflight,
+				Pending: h.pipe.Len(), InFlight: h.pipe.InFlight(),
 				Unflushed: len(h.unflushed) + len(h.appending),
 				Members:   membersOf(h),
 			}}
