@@ -85,20 +85,9 @@ type hub struct {
 type member struct {
 	c  *conn
 	ts *topicState // the link's side of it, for the topic number
-	// owed: the peer asked for the state and has not been sent it yet.
-	// Nothing is delivered to it meanwhile; the state covers it.
-	owed bool
-	// state is the owed state, taken at cursor stateAt (nil with stateAt
-	// 0 and taken false until it is taken). It goes once stateAt is
-	// durable, so a state never holds a commit the store may lose, and a
-	// hub that is never idle still answers: it waits for one fsync, not
-	// for a moment with nothing in flight.
-	state   []byte
-	stateAt uint64
-	taken   bool
-	// after is the cursor the last state sent covers: commits up to it are
-	// never delivered to this member.
-	after uint64
+	// owed is the state it asked for and the commits that state covers
+	// (docsm.Owed: taken when wanted, sent once durable; decision 025).
+	owed docsm.Owed
 	// stateIn: a creator's state arrived (it is judged or applied).
 	stateIn bool
 }
@@ -424,7 +413,11 @@ func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bo
 		root, kind := h.doc.Root()
 		// A peer that asked for state is owed it from now: nothing is
 		// delivered to it until the state, which covers it, is sent.
-		h.members[c] = &member{c: c, ts: ts, owed: want}
+		m := &member{c: c, ts: ts}
+		if want {
+			m.owed.Want()
+		}
+		h.members[c] = m
 		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
 		return
 	}
@@ -627,11 +620,7 @@ func (h *hub) stateWanted(c *conn) {
 	if m == nil {
 		return
 	}
-	if m.owed && m.taken {
-		return // the state under way answers this want too
-	}
-	m.owed = true
-	if h.creator == nil {
+	if m.owed.Want() && h.creator == nil {
 		h.takeState(m)
 	}
 }
@@ -641,16 +630,15 @@ func (h *hub) stateWanted(c *conn) {
 // taken: an empty state would wipe a client that holds the document (notes
 // section 12); creatorDone takes it once the creator's state has landed.
 func (h *hub) takeState(m *member) {
-	m.state, m.stateAt, m.taken = h.snapshotBytes(), h.cursor, true
+	m.owed.Take(h.snapshotBytes(), h.cursor)
 	h.sendDueStates()
 }
 
 // sendDueStates sends every taken state whose cursor is durable.
 func (h *hub) sendDueStates() {
 	for c, m := range h.members {
-		if m.owed && m.taken && m.stateAt <= h.durable {
-			c.post(connMsg{kind: msgState, name: h.name, data: m.state})
-			m.owed, m.taken, m.after, m.state = false, false, m.stateAt, nil
+		if st, ok := m.owed.Due(h.durable); ok {
+			c.post(connMsg{kind: msgState, name: h.name, data: st})
 		}
 	}
 }
@@ -669,8 +657,8 @@ func (h *hub) retakeStates(all bool) {
 		return
 	}
 	for _, m := range h.members {
-		if m.owed && (all || !m.taken) {
-			m.state, m.stateAt, m.taken = h.snapshotBytes(), h.cursor, true
+		if m.owed.Wanted() && (all || !m.owed.Taken()) {
+			m.owed.Take(h.snapshotBytes(), h.cursor)
 		}
 	}
 	h.sendDueStates()
@@ -1082,7 +1070,7 @@ func (h *hub) refuseApplied(a applied, err error) {
 // every subscriber.
 func (h *hub) deliver(a applied) {
 	for c, m := range h.members {
-		if c == a.from || m.owed || a.rec.Cursor <= m.after {
+		if c == a.from || !m.owed.Gets(a.rec.Cursor) {
 			continue
 		}
 		c.post(connMsg{kind: msgCommit, name: h.name, data: a.rec.Commit})

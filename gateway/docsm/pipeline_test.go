@@ -28,13 +28,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	stale a      a's paths moved: it will be asked again at its turn
 //	decided      take the decided commits at the head: "= a accepted" each
 func TestPipelineTranscripts(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "pipeline*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no transcripts: %v", err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) { runPipelineScript(t, file) })
-	}
+	runPipelineScript(t, filepath.Join("testdata", "pipeline.txt"))
 }
 
 type pipeScript struct {
@@ -111,19 +105,36 @@ func (s *pipeScript) run(t *testing.T, line string) []string {
 }
 
 func runPipelineScript(t *testing.T, file string) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &pipeScript{
 		p:       NewPipeline[string](PipelineConfig{MaxInFlight: 2, Timeout: 5 * time.Second, TimedOut: Verdict{Reasons: []frame.Reason{{Code: "authority-timeout"}}}}),
 		tickets: map[string][]Ticket[string]{},
 		stale:   map[string]bool{},
 	}
+	runFile(t, file, s.run)
+}
+
+// runScript runs every testdata/<prefix>*.txt through step, each file with
+// the state step closes over as it stands (one file per prefix keeps them
+// apart).
+func runScript(t *testing.T, prefix string, step func(*testing.T, string) []string) {
+	files, err := filepath.Glob(filepath.Join("testdata", prefix+"*.txt"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("want one transcript testdata/%s*.txt: %v %v", prefix, files, err)
+	}
+	runFile(t, files[0], step)
+}
+
+// runFile runs one transcript: blocks of comment lines (#), command lines,
+// "----" and the lines the commands produce, up to a blank line. With
+// -rewrite it writes what the commands produced as the expectation.
+func runFile(t *testing.T, file string, step func(*testing.T, string) []string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
-	var got []string
+	var got, want []string
 	inWant, changed := false, false
-	var want []string
 	flush := func() {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			if !*rewrite {
@@ -150,7 +161,7 @@ func runPipelineScript(t *testing.T, file string) {
 			b.WriteString(line + "\n")
 		default:
 			b.WriteString(line + "\n")
-			got = append(got, s.run(t, line)...)
+			got = append(got, step(t, line)...)
 		}
 	}
 	if inWant {
