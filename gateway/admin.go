@@ -137,10 +137,9 @@ func (h *hub) beginDelete(done func(Deleted, error)) {
 	for _, p := range h.pipe.DrainAll() { // a verdict that still comes is dropped
 		h.settle(p, errDeleted)
 	}
-	for _, a := range h.unflushed {
-		h.refuseApplied(a, errDeleted)
+	for _, e := range h.log.Unflushed() {
+		h.refuseApplied(e.Item, errDeleted)
 	}
-	h.unflushed = nil
 	h.doc = nil
 	h.continueDelete()
 }
@@ -148,10 +147,10 @@ func (h *hub) beginDelete(done func(Deleted, error)) {
 // deleteAppended refuses a batch whose append ended during a delete: landed
 // or not, the delete that follows removes it.
 func (h *hub) deleteAppended() {
-	for _, a := range h.appending {
-		h.refuseApplied(a, errDeleted)
+	batch, later := h.log.Failed()
+	for _, e := range append(batch, later...) {
+		h.refuseApplied(e.Item, errDeleted)
 	}
-	h.appending = nil
 	h.continueDelete()
 }
 
@@ -168,7 +167,7 @@ func (h *hub) storeCallDone() {
 // its way to the store, so nothing lands after it.
 func (h *hub) continueDelete() {
 	d := h.deleting
-	if d == nil || d.started || len(h.appending) > 0 || h.storeCalls > 0 {
+	if d == nil || d.started || h.log.Appending() || h.storeCalls > 0 {
 		return
 	}
 	d.started = true
@@ -185,7 +184,8 @@ func (h *hub) continueDelete() {
 func (h *hub) deleted(err error) {
 	d := h.deleting
 	h.deleting = nil
-	h.doc, h.cursor, h.durable, h.snapAt, h.size = nil, 0, 0, 0, 0
+	h.doc, h.snapAt, h.size = nil, 0, 0
+	h.log.Restart(0)
 	h.stored, h.loadErr, h.loadAsked = false, nil, false
 	for sub := range h.subs { // came during the delete
 		sub.stop(errDeleted)

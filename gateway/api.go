@@ -92,7 +92,7 @@ func (s *Server) State(ctx context.Context, name string) (root frame.Root, state
 				return
 			}
 			id, kind := h.doc.Root()
-			root, state, cursor = frame.Root{ID: id, Kind: kind}, h.snapshotBytes(), h.durable
+			root, state, cursor = frame.Root{ID: id, Kind: kind}, h.snapshotBytes(), h.log.Durable()
 			done(nil)
 		})
 	})
@@ -171,13 +171,13 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 				done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
 				return
 			}
-			if expect != nil && *expect != h.cursor {
-				done(&CursorMismatch{Expected: *expect, Actual: h.cursor})
+			if expect != nil && *expect != h.log.Cursor() {
+				done(&CursorMismatch{Expected: *expect, Actual: h.log.Cursor()})
 				return
 			}
 			diff, err := h.doc.Clone().Reconcile(st)
 			if err != nil || len(diff.Deltas) == 0 {
-				cur = h.cursor
+				cur = h.log.Cursor()
 				done(err)
 				return
 			}
@@ -189,7 +189,7 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 			// A state that replaces content is a write: judged (as a
 			// state) and applied like a commit, and only at this cursor,
 			// so that nothing lands between the diff and its apply.
-			at := h.cursor
+			at := h.log.Cursor()
 			h.commit(&pendingCommit{origin: origin, c: diff, bytes: b, expect: &at, state: true, result: func(c uint64, err error) {
 				cur = c
 				if err == nil {
@@ -243,7 +243,7 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 				return
 			}
 			id, kind := h.doc.Root()
-			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.cursor, Durable: h.durable, Links: len(h.members), Subscribers: len(h.subs), Pending: h.pipe.Len()}
+			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.log.Cursor(), Durable: h.log.Durable(), Links: len(h.members), Subscribers: len(h.subs), Pending: h.pipe.Len()}
 			for c := range h.members {
 				info.Peers = append(info.Peers, Peer{ID: c.id, Remote: c.addr, Identity: c.identity})
 			}
@@ -394,7 +394,7 @@ func (s *Server) snapshotEvent(ctx context.Context, h *hub) (Event, error) {
 				return
 			}
 			id, kind := h.doc.Root()
-			ev = Event{Document: h.name, Cursor: h.durable, Snapshot: true, Root: frame.Root{ID: id, Kind: kind}, State: h.snapshotBytes()}
+			ev = Event{Document: h.name, Cursor: h.log.Durable(), Snapshot: true, Root: frame.Root{ID: id, Kind: kind}, State: h.snapshotBytes()}
 			res <- nil
 		})
 	}) {

@@ -39,9 +39,10 @@ type hub struct {
 
 	loadErr error
 	doc     *document.Document
-	cursor  uint64 // last applied
-	durable uint64 // last made durable
-	snapAt  uint64 // cursor of the last stored snapshot
+	// log holds the cursors (last applied, last durable) and the applied
+	// commits on their way to the store (docsm.Log: pure, by transcript).
+	log    docsm.Log[applied]
+	snapAt uint64 // cursor of the last stored snapshot
 	// stored says the store holds the document. A peer's new document is
 	// stored with its first landed commit, so a creation that is refused,
 	// or never gets its state, writes nothing.
@@ -68,9 +69,7 @@ type hub struct {
 	judgeTimer *time.Timer
 	judgeAt    time.Time
 
-	unflushed []applied // applied, not yet durable
-	appending []applied // being made durable now
-	waiting   []waiter  // run once everything applied is durable
+	waiting []waiter // run once everything applied is durable
 
 	idleTimer *time.Timer
 	idleArmed bool
@@ -253,7 +252,8 @@ func (h *hub) loadFrom(ctx context.Context) error {
 		}
 	}
 	h.doc = d
-	h.cursor, h.durable, h.snapAt = cursor, cursor, snap.Cursor
+	h.log.Restart(cursor)
+	h.snapAt = snap.Cursor
 	h.stored = true
 	h.size = len(h.snapshotBytes())
 	return nil
@@ -261,7 +261,7 @@ func (h *hub) loadFrom(ctx context.Context) error {
 
 func (h *hub) unloadable() bool {
 	return len(h.members) == 0 && len(h.subs) == 0 && !h.pipe.Undecided() && len(h.loadWait) == 0 && !h.creating &&
-		len(h.unflushed) == 0 && len(h.appending) == 0 && h.storeCalls == 0 && h.deleting == nil
+		h.log.Settled() && h.storeCalls == 0 && h.deleting == nil
 }
 
 // maybeIdle arms the idle timer once; a brief reference in between (a
@@ -286,7 +286,7 @@ func (h *hub) maybeIdle() {
 // unload stores a final snapshot when commits passed since the last one.
 func (h *hub) unload() {
 	h.stopCreatorTimer()
-	if h.doc != nil && h.stored && h.durable > h.snapAt {
+	if h.doc != nil && h.stored && h.log.Durable() > h.snapAt {
 		h.writeSnapshot(true)
 	}
 }
@@ -294,7 +294,7 @@ func (h *hub) unload() {
 // drain runs at shutdown: finish what is in flight, then store a snapshot.
 func (h *hub) drain() {
 	deadline := time.After(h.srv.cfg.JudgeTimeout)
-	for h.pipe.Undecided() || len(h.appending) > 0 || len(h.unflushed) > 0 {
+	for h.pipe.Undecided() || !h.log.Settled() {
 		select {
 		case fn := <-h.inbox:
 			fn()
@@ -453,7 +453,7 @@ func (h *hub) storeEmpty() {
 	}
 	h.creating = true
 	root, kind := h.doc.Root()
-	snap := store.Snapshot{Cursor: h.cursor, Root: root, RootKind: uint8(kind)}
+	snap := store.Snapshot{Cursor: h.log.Cursor(), Root: root, RootKind: uint8(kind)}
 	name, st, ctx, log := h.name, h.srv.store, h.srv.ctx, h.srv.log
 	h.srv.track(func() {
 		err := st.PutSnapshot(ctx, name, snap)
@@ -461,7 +461,7 @@ func (h *hub) storeEmpty() {
 			h.creating = false
 			if err != nil {
 				log.Error("create document", "document", name, "err", err)
-			} else if h.doc != nil && h.cursor == 0 {
+			} else if h.doc != nil && h.log.Cursor() == 0 {
 				h.stored = true
 			}
 			h.maybeIdle()
@@ -587,7 +587,8 @@ func (h *hub) adopt(doc Loaded) error {
 		return err
 	}
 	h.doc = d
-	h.cursor, h.durable, h.snapAt = doc.Cursor, doc.Cursor, doc.Cursor
+	h.log.Restart(doc.Cursor)
+	h.snapAt = doc.Cursor
 	h.stored, h.size = true, len(state)
 	return nil
 }
@@ -596,7 +597,7 @@ func (h *hub) adopt(doc Loaded) error {
 // the store, before its first append can run. It blocks the hub for one
 // write; documents are created rarely.
 func (h *hub) persistCreation(root frame.Root) error {
-	snap := store.Snapshot{Cursor: h.cursor, Root: root.ID, RootKind: uint8(root.Kind)}
+	snap := store.Snapshot{Cursor: h.log.Cursor(), Root: root.ID, RootKind: uint8(root.Kind)}
 	return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap)
 }
 
@@ -630,14 +631,14 @@ func (h *hub) stateWanted(c *conn) {
 // taken: an empty state would wipe a client that holds the document (notes
 // section 12); creatorDone takes it once the creator's state has landed.
 func (h *hub) takeState(m *member) {
-	m.owed.Take(h.snapshotBytes(), h.cursor)
-	h.sendDueStates()
+	m.owed.Take(h.snapshotBytes(), h.log.Cursor())
+	h.sendDueStates(h.log.Durable())
 }
 
 // sendDueStates sends every taken state whose cursor is durable.
-func (h *hub) sendDueStates() {
+func (h *hub) sendDueStates(durable uint64) {
 	for c, m := range h.members {
-		if st, ok := m.owed.Due(h.durable); ok {
+		if st, ok := m.owed.Due(durable); ok {
 			c.post(connMsg{kind: msgState, name: h.name, data: st})
 		}
 	}
@@ -658,10 +659,10 @@ func (h *hub) retakeStates(all bool) {
 	}
 	for _, m := range h.members {
 		if m.owed.Wanted() && (all || !m.owed.Taken()) {
-			m.owed.Take(h.snapshotBytes(), h.cursor)
+			m.owed.Take(h.snapshotBytes(), h.log.Cursor())
 		}
 	}
-	h.sendDueStates()
+	h.sendDueStates(h.log.Durable())
 }
 
 // waiter is work that must see the replica equal to what is durable (and,
@@ -672,7 +673,7 @@ type waiter struct {
 }
 
 func (h *hub) settled() bool {
-	return h.creator == nil && len(h.unflushed) == 0 && len(h.appending) == 0
+	return h.creator == nil && h.log.Settled()
 }
 
 func (h *hub) whenSettled(fn func()) { h.wait(waiter{fn: fn}) }
@@ -764,7 +765,7 @@ func (h *hub) commit(p *pendingCommit) {
 	case h.doc == nil:
 		h.settle(p, protocol.Errorf(protocol.NoDocument, "the document does not exist"))
 		return
-	case h.pipe.Len()+len(h.unflushed)+len(h.appending) >= h.srv.cfg.MaxPendingPerDocument:
+	case h.pipe.Len()+h.log.InFlight() >= h.srv.cfg.MaxPendingPerDocument:
 		h.settle(p, protocol.Errorf(protocol.TooManyPendingCommit, "the document has too many commits waiting; retry later"))
 		return
 	}
@@ -783,8 +784,8 @@ func (h *hub) askMore() {
 
 // judge asks the authority about p; its answer comes back with t.
 func (h *hub) judge(p *pendingCommit, t docsm.Ticket[*pendingCommit]) {
-	p.paths, p.askedAt = h.doc.Paths(p.c), h.cursor
-	req := &AcceptRequest{Document: h.name, Cursor: h.cursor, Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: p.paths, State: p.state}
+	p.paths, p.askedAt = h.doc.Paths(p.c), h.log.Cursor()
+	req := &AcceptRequest{Document: h.name, Cursor: h.log.Cursor(), Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: p.paths, State: p.state}
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
 			reply(func() { h.verdict(t, v) })
@@ -841,7 +842,7 @@ func (h *hub) decide() {
 // writing into an observable that an earlier commit moved under a
 // protected key would otherwise pass as written where it was).
 func (h *hub) staleAsk(p *pendingCommit) bool {
-	if h.doc == nil || p.askedAt == h.cursor {
+	if h.doc == nil || p.askedAt == h.log.Cursor() {
 		return false
 	}
 	now := h.doc.Paths(p.c)
@@ -862,8 +863,8 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 		h.settle(p, protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
 		return
 	}
-	if p.expect != nil && *p.expect != h.cursor {
-		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.cursor})
+	if p.expect != nil && *p.expect != h.log.Cursor() {
+		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.log.Cursor()})
 		return
 	}
 	if err := h.update(p.c, len(p.bytes)); err != nil {
@@ -905,9 +906,8 @@ func (h *hub) update(c commit.Commit, n int) error {
 
 // landed gives an applied commit its cursor and queues it for the store.
 func (h *hub) landed(a applied) {
-	h.cursor++
-	a.rec.Cursor = h.cursor
-	h.unflushed = append(h.unflushed, a)
+	a.rec.Cursor = h.log.Cursor() + 1
+	h.log.Land(a)
 	h.flush()
 }
 
@@ -915,21 +915,19 @@ func (h *hub) landed(a applied) {
 // already running: the store's group commit gathers appends across
 // documents, and each hub keeps one in flight.
 func (h *hub) flush() {
-	if len(h.appending) > 0 || len(h.unflushed) == 0 {
+	batch := h.log.Flush()
+	if batch == nil {
 		return
 	}
-	batch := h.unflushed
-	h.unflushed = nil
-	h.appending = batch
 	recs := make([]store.Record, len(batch))
-	for i, a := range batch {
-		recs[i] = a.rec
+	for i, e := range batch {
+		recs[i] = e.Item.rec
 	}
 	name, st, ctx := h.name, h.srv.store, h.srv.ctx
 	var create *store.Snapshot
 	if !h.stored {
 		root, kind := h.doc.Root()
-		create = &store.Snapshot{Cursor: batch[0].rec.Cursor - 1, Root: root, RootKind: uint8(kind)}
+		create = &store.Snapshot{Cursor: batch[0].Cursor - 1, Root: root, RootKind: uint8(kind)}
 	}
 	h.srv.track(func() {
 		var err error
@@ -950,15 +948,13 @@ func (h *hub) appended(err error) {
 		h.deleteAppended()
 		return
 	}
-	batch := h.appending
-	h.appending = nil
 	if err != nil {
-		h.storeFailed(batch, err)
+		h.storeFailed(err)
 		return
 	}
 	h.stored = true
-	h.madeDurable(batch)
-	if h.durable-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && len(h.unflushed) == 0 {
+	h.madeDurable(h.log.Appended())
+	if h.log.Durable()-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && h.log.Settled() {
 		h.writeSnapshot(false)
 	}
 	h.flush()
@@ -967,13 +963,13 @@ func (h *hub) appended(err error) {
 }
 
 // madeDurable delivers commits the store holds and settles them.
-func (h *hub) madeDurable(batch []applied) {
-	for _, a := range batch {
-		h.durable = a.rec.Cursor
-		h.sendDueStates() // before a: a state taken at a covers it
+func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
+	for _, e := range batch {
+		a := e.Item
+		h.sendDueStates(e.Cursor) // before a: a state taken at a covers it
 		h.deliver(a)
 		if a.result != nil {
-			a.result(a.rec.Cursor, nil)
+			a.result(e.Cursor, nil)
 		}
 		if a.credit != nil {
 			a.credit.done()
@@ -991,11 +987,10 @@ func (h *hub) madeDurable(batch []applied) {
 // and everything after it, is refused. When the store cannot even say, no
 // answer would be true, so every member's topic ends with store-unavailable
 // and each resyncs when it opens again.
-func (h *hub) storeFailed(batch []applied, err error) {
+func (h *hub) storeFailed(err error) {
 	h.srv.log.Error("store append failed", "document", h.name, "err", err)
 	e := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not store the commit; retry later")
-	later := h.unflushed
-	h.unflushed = nil
+	batch, later := h.log.Failed()
 	h.doc, h.loadErr = nil, nil
 	h.load()
 	if h.loadErr == nil && h.doc == nil {
@@ -1003,12 +998,13 @@ func (h *hub) storeFailed(batch []applied, err error) {
 		// saw anything of it applied, so each member starts again.
 		h.creator = nil
 		h.stopCreatorTimer()
-		h.cursor, h.durable, h.snapAt = 0, 0, 0
-		for _, a := range batch {
-			h.refuseApplied(a, e)
+		h.log.Restart(0)
+		h.snapAt = 0
+		for _, b := range batch {
+			h.refuseApplied(b.Item, e)
 		}
-		for _, a := range later {
-			h.refuseApplied(a, e)
+		for _, b := range later {
+			h.refuseApplied(b.Item, e)
 		}
 		for c := range h.members {
 			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be stored; open it again"})
@@ -1020,14 +1016,15 @@ func (h *hub) storeFailed(batch []applied, err error) {
 	if h.loadErr != nil {
 		h.srv.log.Error("reload after store failure", "document", h.name, "err", h.loadErr)
 		unknown := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not tell whether the commit was stored; open the document again")
-		for _, a := range batch {
+		for _, b := range batch {
 			// No refusal to a link: it may have landed. The topic's end
 			// below makes the link resync, which settles it either way.
+			a := b.Item
 			a.seq = 0
 			h.refuseApplied(a, unknown)
 		}
-		for _, a := range later {
-			h.refuseApplied(a, e)
+		for _, b := range later {
+			h.refuseApplied(b.Item, e)
 		}
 		for c := range h.members {
 			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document's store failed; open it again"})
@@ -1035,16 +1032,16 @@ func (h *hub) storeFailed(batch []applied, err error) {
 		h.runWaiting()
 		return
 	}
-	var landed []applied
-	for _, a := range batch {
-		if a.rec.Cursor <= h.cursor {
-			landed = append(landed, a)
+	var landed []docsm.Landed[applied]
+	for _, b := range batch {
+		if b.Cursor <= h.log.Cursor() {
+			landed = append(landed, b)
 		} else {
-			h.refuseApplied(a, e)
+			h.refuseApplied(b.Item, e)
 		}
 	}
-	for _, a := range later {
-		h.refuseApplied(a, e)
+	for _, b := range later {
+		h.refuseApplied(b.Item, e)
 	}
 	h.retakeStates(true) // a taken state may hold commits the store refused
 	if len(landed) > 0 {
@@ -1101,8 +1098,8 @@ func (h *hub) settle(p *pendingCommit, err error) {
 
 func (h *hub) writeSnapshot(wait bool) {
 	root, kind := h.doc.Root()
-	snap := store.Snapshot{Cursor: h.durable, State: h.snapshotBytes(), Root: root, RootKind: uint8(kind)}
-	h.snapAt = h.durable
+	snap := store.Snapshot{Cursor: h.log.Durable(), State: h.snapshotBytes(), Root: root, RootKind: uint8(kind)}
+	h.snapAt = h.log.Durable()
 	put := func() error { return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap) }
 	if wait {
 		if err := put(); err != nil {

@@ -96,10 +96,10 @@ func (s *Server) Status(ctx context.Context) Status {
 	for _, h := range hubs {
 		if h.postCtx(ctx, func() {
 			a := answer{d: DocumentStatus{
-				Name: h.name, Cursor: h.cursor, Durable: h.durable,
+				Name: h.name, Cursor: h.log.Cursor(), Durable: h.log.Durable(),
 				Links: len(h.members), Subscribers: len(h.subs),
 				Pending: h.pipe.Len(), InFlight: h.pipe.InFlight(),
-				Unflushed: len(h.unflushed) + len(h.appending),
+				Unflushed: h.log.InFlight(),
 				Members:   membersOf(h),
 			}}
 			if h.doc != nil {

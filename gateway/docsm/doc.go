@@ -8,11 +8,13 @@
 // decisions still taken in arrival order, timeouts, and a commit asked
 // again when what landed before it moved what it touches. Owed is what a
 // member that asked for the state is owed: that state before any commit,
-// and none of the commits it covers.
+// and none of the commits it covers. Log is the applied commits on their
+// way to the store: gap-free cursors, one append in flight, what a failed
+// append gives back.
 //
 // It will not apply a commit, hold the document, or talk to anything: the
 // hub (gateway/hub.go) is the driver that asks the authority, applies what
 // is decided and feeds answers and the time back in. Issue 16 grows the
-// rest of the hub (the store writes in flight, waiters, the creator's
-// hold) into this package the same way.
+// rest of the hub (waiters, the creator's hold, idle unload, the delete)
+// into this package the same way.
 package docsm

@@ -1,0 +1,59 @@
+package docsm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestLogTranscripts walks testdata/log.txt: one document's Log, with
+// items named by the script.
+//
+//	land a b    apply a and b: "a @1" each
+//	flush       the batch to append now: "append a b", or nothing
+//	appended    the append in flight is durable: "durable a @1" each
+//	failed      it failed: "failed a @1" each, "later b @2" each
+//	restart N   the reload found the store at cursor N
+//	state       cursor, durable cursor, in flight
+func TestLogTranscripts(t *testing.T) {
+	var l Log[string]
+	runScript(t, "log", func(t *testing.T, line string) []string {
+		f := strings.Fields(line)
+		var out []string
+		switch f[0] {
+		case "land":
+			for _, it := range f[1:] {
+				out = append(out, fmt.Sprintf("%s @%d", it, l.Land(it)))
+			}
+		case "flush":
+			if b := l.Flush(); b != nil {
+				s := "append"
+				for _, e := range b {
+					s += " " + e.Item
+				}
+				out = append(out, s)
+			}
+		case "appended":
+			for _, e := range l.Appended() {
+				out = append(out, fmt.Sprintf("durable %s @%d", e.Item, e.Cursor))
+			}
+		case "failed":
+			batch, later := l.Failed()
+			for _, e := range batch {
+				out = append(out, fmt.Sprintf("failed %s @%d", e.Item, e.Cursor))
+			}
+			for _, e := range later {
+				out = append(out, fmt.Sprintf("later %s @%d", e.Item, e.Cursor))
+			}
+		case "restart":
+			n, _ := strconv.ParseUint(f[1], 10, 64)
+			l.Restart(n)
+		case "state":
+			out = append(out, fmt.Sprintf("cursor %d durable %d in-flight %d", l.Cursor(), l.Durable(), l.InFlight()))
+		default:
+			t.Fatalf("unknown command %q", line)
+		}
+		return out
+	})
+}
