@@ -208,11 +208,15 @@ func TestEndLink(t *testing.T) {
 
 	raw := dialRaw(t, ts.url)
 	var rawID string
-	for _, x := range ts.Status(ctxT(t)).Links {
-		if x.ID != l.ID {
-			rawID = x.ID
+	// The client's handshake can return before the gateway lists the link.
+	eventually(t, "the second link in status", func() bool {
+		for _, x := range ts.Status(ctxT(t)).Links {
+			if x.ID != l.ID {
+				rawID = x.ID
+			}
 		}
-	}
+		return rawID != ""
+	})
 	if err := ts.EndLink(rawID, "banned", "abuse report 12"); err != nil {
 		t.Fatal(err)
 	}
