@@ -8,7 +8,10 @@
 // reader goroutine (socket to link) and a loop goroutine that alone owns the
 // connection's link and writes its socket. Everything else talks to them over
 // bounded queues. A connection that cannot keep up is ended with the fault
-// slow-consumer; it never stalls a hub.
+// slow-consumer (or write-timeout); it never stalls a hub. The hub's rules
+// that need no I/O live in gateway/docsm as pure state machines the hub
+// drives (the commit pipeline, what a member is owed, the log to the
+// store), tested by transcript.
 //
 // The gateway knows nothing of gRPC: the authority, the identifier, the
 // request-channel calls and the store are interfaces here, implemented in
