@@ -44,12 +44,18 @@ func TestOperatorCalls(t *testing.T) {
 
 	b := dialPeer(t, lc)
 	share(b, "b")
+	// Its commit has landed (so the document outlives its creator's link)
+	// once a subscription from cursor 0 sees it.
+	landed := errors.New("landed")
+	if err := c.Subscribe(ctxT(t), "b", 0, func(client.Event) error { return landed }); !errors.Is(err, landed) {
+		t.Fatalf("waiting for b's commit: %v", err)
+	}
 	if n, err := c.EndLink(ctxT(t), "c2", "banned", "bye"); err != nil || n != 1 {
 		t.Fatalf("EndLink c2: %d, %v; want 1", n, err)
 	}
 
-	if _, _, err := c.GetState(ctxT(t), "b"); err != nil {
-		t.Fatalf("GetState before the delete: %v", err)
+	if _, cur, err := c.GetState(ctxT(t), "b"); err != nil || cur != 1 {
+		t.Fatalf("GetState before the delete: cursor %d, %v; want 1", cur, err)
 	}
 	if _, err := c.DeleteDocument(ctxT(t), "b"); err != nil {
 		t.Fatalf("DeleteDocument: %v", err)
