@@ -125,3 +125,54 @@ func TestBackendRefusesByPath(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// A may_open question and an accept question name the peer in full: its
+// identity, connection id and address; may_open also carries the root the
+// peer stated and whether it asked for state.
+func TestQuestionsNameThePeer(t *testing.T) {
+	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed}})
+	auth := openBackend(t, e, "auth", 0)
+	auth.mustClaim(1, prefix(""), 0, kMayOpen, kAccept)
+	asked := make(chan *v1.Question, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	auth.serveAccept(ctx, func(q *v1.Question) *v1.Answer {
+		asked <- q
+		if q.GetMayOpen() != nil {
+			return &v1.Answer{QuestionId: q.Id, Kind: &v1.Answer_MayOpen{MayOpen: &v1.MayOpenAnswer{Allowed: true}}}
+		}
+		return accept(q.Id)
+	})
+	a := dialPeer(t, e, peer.Options{})
+	d := newDoc()
+	da, err := a.Share(ctxT(t), "doc", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set(da, "k", text("v")); err != nil {
+		t.Fatal(err)
+	}
+	var open, judge *v1.Question
+	for open == nil || judge == nil {
+		select {
+		case q := <-asked:
+			if q.GetMayOpen() != nil {
+				open = q
+			} else if q.GetAccept() != nil && !q.GetAccept().GetState() {
+				judge = q
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("asked may_open %v, accept %v", open, judge)
+		}
+	}
+	mo := open.GetMayOpen()
+	root, _ := d.Root()
+	if mo.GetRoot() == nil || string(mo.GetRoot().GetId().GetValue()) != string(root[:]) || mo.GetWant() || mo.GetExists() {
+		t.Fatalf("may_open root %v want %v exists %v; want the peer's root, no want, not existing", mo.GetRoot(), mo.GetWant(), mo.GetExists())
+	}
+	for _, p := range []*v1.Peer{mo.GetPeer(), judge.GetAccept().GetOrigin().GetPeer()} {
+		if p.GetConnectionId() == 0 || p.GetRemoteAddr() != "127.0.0.1" || p.GetIdentity() == nil {
+			t.Fatalf("peer %v: want its connection id, address 127.0.0.1 and identity", p)
+		}
+	}
+}

@@ -119,11 +119,16 @@ func (s *Server) MayOpen(req gateway.OpenRequest, reply func(error)) {
 		s.activity(name)
 	}
 	q := func() *v1.Question {
-		return &v1.Question{Kind: &v1.Question_MayOpen{MayOpen: &v1.MayOpenQuestion{
+		mq := &v1.MayOpenQuestion{
 			Document: name,
-			Peer:     &v1.Peer{Identity: identityToProto(req.Identity)},
+			Peer:     &v1.Peer{Identity: identityToProto(req.Identity), RemoteAddr: req.RemoteAddr, ConnectionId: linkID(req.Link)},
 			Exists:   req.Exists,
-		}}}
+			Want:     req.Want,
+		}
+		if req.Root != nil {
+			mq.Root = rootToProto(*req.Root)
+		}
+		return &v1.Question{Kind: &v1.Question_MayOpen{MayOpen: mq}}
 	}
 	s.router.start(&ask{
 		kind: v1.QuestionKind_QUESTION_KIND_MAY_OPEN, name: name, doc: name, build: q,
@@ -162,4 +167,10 @@ func (s *Server) openFallback(name string, fb fallback) error {
 
 func reasonError(r frame.Reason) error {
 	return &protocol.Error{Reason: protocol.Reason(r.Code), Message: r.Message, Path: r.Path, Offset: -1}
+}
+
+// linkID is a connection's number ("c7" is 7; 0 when unknown).
+func linkID(link string) uint64 {
+	n, _ := connectionID(link)
+	return n
 }

@@ -90,6 +90,7 @@ func originToProto(kind, id string, o gateway.Origin) *v1.Origin {
 		if kind == "link" {
 			setIdentity(&m.identity, o.Identity)
 			m.peer.Identity = &m.identity
+			m.peer.RemoteAddr = o.RemoteAddr
 		}
 		m.source.Peer = &m.peer
 		m.origin.Source = &m.source

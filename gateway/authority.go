@@ -18,6 +18,8 @@ type Origin struct {
 	ID string
 	// Identity is the peer's identity for a link.
 	Identity admission.Identity
+	// RemoteAddr is a link's peer address, as admission saw it.
+	RemoteAddr string
 }
 
 // AcceptRequest is one question to the authority: may this commit land?
@@ -51,6 +53,14 @@ type OpenRequest struct {
 	Document string
 	Identity admission.Identity
 	Exists   bool
+	// Root is the root the peer states in its open (nil when it holds
+	// nothing) and Want whether it asked for the gateway's state.
+	Root *frame.Root
+	Want bool
+	// Link is the connection's id ("c7") and RemoteAddr the peer's
+	// address as admission saw it.
+	Link       string
+	RemoteAddr string
 }
 
 // Authority decides what lands. Judge is called on the document's hub

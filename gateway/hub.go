@@ -316,7 +316,7 @@ func (h *hub) open(c *conn, ts *topicState, peerRoot *frame.Root, want bool) {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
 		return
 	}
-	req := OpenRequest{Document: h.name, Identity: c.identity, Exists: h.doc != nil}
+	req := OpenRequest{Document: h.name, Identity: c.identity, Exists: h.doc != nil, Root: peerRoot, Want: want, Link: c.id, RemoteAddr: c.addr}
 	h.ask(func(reply func(func())) {
 		h.srv.cfg.Authority.MayOpen(req, func(err error) {
 			reply(func() { h.openDecided(c, ts, peerRoot, want, err) })

@@ -141,6 +141,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c := s.newConn(ws, id)
 	c.addr = admission.PeerAddr(r, s.cfg.Admission.TrustProxy)
+	c.origin.RemoteAddr = c.addr
 	s.conns.Store(c, struct{}{})
 	s.metrics.Connections.Add(1)
 	s.metrics.ConnsTotal.Add(1)

@@ -822,16 +822,15 @@ type MayOpenQuestion struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The document's name.
 	Document string `protobuf:"bytes,1,opt,name=document,proto3" json:"document,omitempty"`
-	// The peer; only its identity is set today.
+	// The peer: its identity, address and connection id.
 	Peer *Peer `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
 	// True when the document exists. When it does not, allowing the open
 	// lets the gateway create it from the peer's root and state.
 	Exists bool `protobuf:"varint,3,opt,name=exists,proto3" json:"exists,omitempty"`
 	// The root the peer states in its open; unset when it holds nothing.
-	// Not set yet: always unset today.
 	Root *Root `protobuf:"bytes,4,opt,name=root,proto3" json:"root,omitempty"`
-	// Whether the peer asked for the gateway's state. Not set yet: always
-	// false today.
+	// Whether the peer asked for the gateway's state (its first open's want;
+	// a second open merged before the answer is not seen here).
 	Want          bool `protobuf:"varint,5,opt,name=want,proto3" json:"want,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
