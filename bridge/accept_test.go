@@ -9,6 +9,8 @@ import (
 	"github.com/weftgate/weftgate/bridge"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
+	"github.com/weftgate/weftgate/protocol/commit"
 )
 
 // refuseSecrets is an accept authority that refuses every commit with a
@@ -174,5 +176,30 @@ func TestQuestionsNameThePeer(t *testing.T) {
 		if p.GetConnectionId() == 0 || p.GetRemoteAddr() != "127.0.0.1" || p.GetIdentity() == nil {
 			t.Fatalf("peer %v: want its connection id, address 127.0.0.1 and identity", p)
 		}
+	}
+}
+
+// Issue 19: under the closed fallback with no accept claimant, a creating
+// peer's state is a write nobody may judge: it is refused no-authority, the
+// creator's topic ends with that reason, and nothing is created. (Opens are
+// allowed by a may_open claimant, so it is the state that is refused.)
+func TestCreatorStateUnderClosedWithNoAuthority(t *testing.T) {
+	e := startEnv(t, envOpts{bridge: bridge.Config{Policy: bridge.PolicyClosed}})
+	allowOpens(t, e)
+	d := newDoc()
+	root, _ := d.Root()
+	if _, err := d.Apply(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root, Ref: commit.ObjectKey("planted"), Value: commit.TextValue("yes")}}}); err != nil {
+		t.Fatal(err)
+	}
+	shared, err := dialPeer(t, e, peer.Options{}).Share(ctxT(t), "doc", d)
+	if err == nil {
+		if r := endedWith(t, shared.Done(), shared.Err); r != bridge.ReasonNoAuthority {
+			t.Fatalf("the creator's topic ended with %q, want no-authority", r)
+		}
+	} else if protocol.ReasonOf(err) != bridge.ReasonNoAuthority {
+		t.Fatalf("share: %v, want no-authority", err)
+	}
+	if _, _, _, err := e.gw.State(ctxT(t), "doc"); protocol.ReasonOf(err) != protocol.NoDocument {
+		t.Fatalf("state after the refused creation: %v, want no-document", err)
 	}
 }

@@ -252,10 +252,10 @@ func (c *conn) readLoop() {
 			in.bad = bad
 		} else {
 			in.f = f
-			if f.Kind == frame.Commits && !c.takeCredit() {
-				return
-			}
 			if f.Kind == frame.Commits {
+				if !c.takeCredit() {
+					return
+				}
 				in.credit = &frameCredit{c: c}
 			}
 		}

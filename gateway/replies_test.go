@@ -52,8 +52,8 @@ type ask struct {
 	reply func(gateway.Verdict)
 }
 
-// streamAuthority answers from one loop, in order, as one backend stream's
-// receive loop does; while held it only gathers the questions.
+// streamAuthority hands every question to the test, which answers it (as
+// one backend stream's receive loop would, in order, or held).
 type streamAuthority struct {
 	asks chan ask
 }
@@ -110,24 +110,13 @@ func TestStalledDocumentDoesNotHoldAnotherDocumentsVerdicts(t *testing.T) {
 	<-answered
 }
 
-// recordingJudge keeps every question and holds its answers until told.
-type recordingJudge struct {
-	asks chan ask
-}
-
-func (a *recordingJudge) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict)) {
-	a.asks <- ask{req, reply}
-}
-
-func (a *recordingJudge) MayOpen(_ gateway.OpenRequest, reply func(error)) { reply(nil) }
-
 // Issue 16: a commit asked while an earlier one was in flight is shown the
 // paths of the document without that one; when the earlier one lands and
 // moves what the later one touches, the later one is asked again with its
 // real paths before it lands, so an authority that judges by path is never
 // shown a stale one.
 func TestPipelinedCommitIsAskedWithItsRealPaths(t *testing.T) {
-	auth := &recordingJudge{asks: make(chan ask, 16)}
+	auth := &streamAuthority{asks: make(chan ask, 16)}
 	ts := startGateway(t, gateway.Config{Authority: auth})
 	r := dialRaw(t, ts.url)
 	_, root := r.create("doc", nil)
