@@ -966,7 +966,6 @@ func (h *hub) appended(err error) {
 func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
 	for _, e := range batch {
 		a := e.Item
-		h.sendDueStates(e.Cursor) // before a: a state taken at a covers it
 		h.deliver(a)
 		if a.result != nil {
 			a.result(e.Cursor, nil)
@@ -1063,10 +1062,15 @@ func (h *hub) refuseApplied(a applied, err error) {
 	}
 }
 
-// deliver sends a durable commit to every member but its origin, and to
-// every subscriber.
+// deliver sends a durable commit to every member but its origin and those
+// a state covers it for. A state taken at its cursor goes first, in the
+// same pass over the members (the hot path makes one): it covers the
+// commit, which that member then does not get.
 func (h *hub) deliver(a applied) {
 	for c, m := range h.members {
+		if st, ok := m.owed.Due(a.rec.Cursor); ok {
+			c.post(connMsg{kind: msgState, name: h.name, data: st})
+		}
 		if c == a.from || !m.owed.Gets(a.rec.Cursor) {
 			continue
 		}
