@@ -86,7 +86,7 @@ func (s *Server) DeleteDocument(ctx context.Context, name string) (Deleted, erro
 		err error
 	}
 	res := make(chan result, 1)
-	if !h.postCtx(ctx, func() { h.beginDelete(func(d Deleted, err error) { res <- result{d, err} }) }) {
+	if !h.postCtx(ctx, deleteMsg{func(d Deleted, err error) { res <- result{d, err} }}) {
 		if ctx.Err() != nil {
 			return Deleted{}, ctx.Err()
 		}
@@ -174,7 +174,7 @@ func (h *hub) continueDelete() {
 	st, ctx, name := h.srv.store, h.srv.ctx, h.name
 	h.srv.track(func() {
 		err := st.Delete(ctx, name)
-		h.post(func() { h.deleted(err) })
+		h.post(deletedMsg{err})
 	})
 }
 
@@ -258,7 +258,7 @@ func (s *Server) EndDocumentLinks(ctx context.Context, name string, reason proto
 	}
 	defer s.reg.release(h)
 	res := make(chan int, 1)
-	if !h.postCtx(ctx, func() { res <- h.endMembers(reason, message) }) {
+	if !h.postCtx(ctx, endMembersMsg{reason: reason, text: message, res: res}) {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}

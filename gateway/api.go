@@ -42,33 +42,17 @@ func errTooMany(s *Server) error {
 
 var errStoreFailed = protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded from the store; retry later")
 
-// call runs fn on name's hub, once the store has the document loaded and a
+// call runs op on name's hub, once the store has the document loaded and a
 // backend Loader has been asked for one the gateway does not hold, and
-// waits for it to call done.
-func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done func(error))) error {
+// waits for its outcome.
+func (s *Server) call(ctx context.Context, name string, op callOp) error {
 	h := s.reg.acquire(name)
 	if h == nil {
 		return errTooMany(s)
 	}
 	defer s.reg.release(h)
 	res := make(chan error, 1)
-	done := func(err error) { res <- err }
-	if !h.postCtx(ctx, func() {
-		if !h.storeLoaded() {
-			done(errStoreFailed)
-			return
-		}
-		h.withLoaded(func(err error) {
-			if err == nil && h.deleting != nil {
-				err = errDeleting
-			}
-			if err != nil {
-				done(err)
-				return
-			}
-			fn(h, done)
-		})
-	}) {
+	if !h.postCtx(ctx, callMsg{op: op, done: func(err error) { res <- err }}) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -85,18 +69,29 @@ func (s *Server) call(ctx context.Context, name string, fn func(h *hub, done fun
 // State returns a document's root, its state as one commit (nil when
 // empty) and the cursor it is at. Everything it reflects is durable.
 func (s *Server) State(ctx context.Context, name string) (root frame.Root, state []byte, cursor uint64, err error) {
-	err = s.call(ctx, name, func(h *hub, done func(error)) {
-		h.whenSettled(func() {
-			if h.doc == nil {
-				done(ErrNoDocument)
-				return
-			}
-			id, kind := h.doc.Root()
-			root, state, cursor = frame.Root{ID: id, Kind: kind}, h.snapshotBytes(), h.log.Durable()
-			done(nil)
-		})
+	var a stateAnswer
+	err = s.call(ctx, name, stateCall{out: &a})
+	return a.root, a.state, a.cursor, err
+}
+
+// stateAnswer is a document's durable state as State returns it.
+type stateAnswer struct {
+	root   frame.Root
+	state  []byte
+	cursor uint64
+}
+
+// stateCall answers once the replica equals what is durable.
+func (h *hub) stateCall(op stateCall, done func(error)) {
+	h.whenSettled(func() {
+		if h.doc == nil {
+			done(ErrNoDocument)
+			return
+		}
+		id, kind := h.doc.Root()
+		*op.out = stateAnswer{frame.Root{ID: id, Kind: kind}, h.snapshotBytes(), h.log.Durable()}
+		done(nil)
 	})
-	return
 }
 
 // Write applies a commit as a backend (origin), exactly like a browser's:
@@ -109,12 +104,8 @@ func (s *Server) Write(ctx context.Context, name string, origin Origin, b []byte
 		return 0, err
 	}
 	var cur uint64
-	err = s.call(ctx, name, func(h *hub, done func(error)) {
-		h.commit(&pendingCommit{origin: origin, seq: 0, c: c, bytes: b, expect: expect, result: func(cursor uint64, err error) {
-			cur = cursor
-			done(err)
-		}})
-	})
+	p := &pendingCommit{origin: origin, c: c, bytes: b, expect: expect}
+	err = s.call(ctx, name, writeCall{p: p, cur: &cur})
 	return cur, err
 }
 
@@ -122,24 +113,27 @@ func (s *Server) Write(ctx context.Context, name string, origin Origin, b []byte
 // writes before any peer opened it. Creating one that exists with the same
 // root is not an error.
 func (s *Server) Create(ctx context.Context, name string, root frame.Root) error {
-	return s.call(ctx, name, func(h *hub, done func(error)) {
-		switch {
-		case h.doc == nil:
-			if err := h.persistCreation(root); err != nil {
-				done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))
-				return
-			}
-			h.doc = document.New(root.ID, root.Kind, s.cfg.DocumentLimits)
-			h.stored, h.size = true, 0
-			done(nil)
-		default:
-			if id, kind := h.doc.Root(); id != root.ID || kind != root.Kind {
-				done(protocol.Errorf(protocol.RootMismatch, "the document exists with another root"))
-				return
-			}
-			done(nil)
+	return s.call(ctx, name, createCall{root})
+}
+
+func (h *hub) createCall(op createCall, done func(error)) {
+	root := op.root
+	switch {
+	case h.doc == nil:
+		if err := h.persistCreation(root); err != nil {
+			done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))
+			return
 		}
-	})
+		h.doc = document.New(root.ID, root.Kind, h.srv.cfg.DocumentLimits)
+		h.stored, h.size = true, 0
+		done(nil)
+	default:
+		if id, kind := h.doc.Root(); id != root.ID || kind != root.Kind {
+			done(protocol.Errorf(protocol.RootMismatch, "the document exists with another root"))
+			return
+		}
+		done(nil)
+	}
 }
 
 // ReplaceState moves a document in place to state (a snapshot commit; nil
@@ -156,50 +150,58 @@ func (s *Server) ReplaceState(ctx context.Context, name string, origin Origin, s
 			return 0, nil, err
 		}
 	}
-	var cur uint64
-	var out []byte
-	err := s.call(ctx, name, func(h *hub, done func(error)) {
+	var r replaced
+	err := s.call(ctx, name, replaceCall{origin: origin, st: st, expect: expect, out: &r})
+	return r.cursor, r.commit, err
+}
+
+// replaced is what ReplaceState answers: the cursor after it, and the
+// commit that moved the document (nil when nothing differed).
+type replaced struct {
+	cursor uint64
+	commit []byte
+}
+
+func (h *hub) replaceCall(op replaceCall, done func(error)) {
+	if h.doc == nil {
+		done(ErrNoDocument)
+		return
+	}
+	// Reconcile against the replica as it will be once everything in
+	// flight has landed, so the diff is computed at the right place; the
+	// cursor check is made there too, so nothing lands between.
+	h.whenIdle(func() {
 		if h.doc == nil {
-			done(ErrNoDocument)
+			done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
 			return
 		}
-		// Reconcile against the replica as it will be once everything in
-		// flight has landed, so the diff is computed at the right place;
-		// the cursor check is made there too, so nothing lands between.
-		h.whenIdle(func() {
-			if h.doc == nil {
-				done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
-				return
+		if op.expect != nil && *op.expect != h.log.Cursor() {
+			done(&CursorMismatch{Expected: *op.expect, Actual: h.log.Cursor()})
+			return
+		}
+		diff, err := h.doc.Clone().Reconcile(op.st)
+		if err != nil || len(diff.Deltas) == 0 {
+			op.out.cursor = h.log.Cursor()
+			done(err)
+			return
+		}
+		b, err := commit.Encode(diff)
+		if err != nil {
+			done(err)
+			return
+		}
+		// A state that replaces content is a write: judged (as a state)
+		// and applied like a commit, and only at this cursor, so that
+		// nothing lands between the diff and its apply.
+		at := h.log.Cursor()
+		h.commit(&pendingCommit{origin: op.origin, c: diff, bytes: b, expect: &at, state: true, result: func(c uint64, err error) {
+			op.out.cursor = c
+			if err == nil {
+				op.out.commit = b
 			}
-			if expect != nil && *expect != h.log.Cursor() {
-				done(&CursorMismatch{Expected: *expect, Actual: h.log.Cursor()})
-				return
-			}
-			diff, err := h.doc.Clone().Reconcile(st)
-			if err != nil || len(diff.Deltas) == 0 {
-				cur = h.log.Cursor()
-				done(err)
-				return
-			}
-			b, err := commit.Encode(diff)
-			if err != nil {
-				done(err)
-				return
-			}
-			// A state that replaces content is a write: judged (as a
-			// state) and applied like a commit, and only at this cursor,
-			// so that nothing lands between the diff and its apply.
-			at := h.log.Cursor()
-			h.commit(&pendingCommit{origin: origin, c: diff, bytes: b, expect: &at, state: true, result: func(c uint64, err error) {
-				cur = c
-				if err == nil {
-					out = b
-				}
-				done(err)
-			}})
-		})
+			done(err)
+		}})
 	})
-	return cur, out, err
 }
 
 // DocumentInfo describes one document the gateway has in memory.
@@ -237,18 +239,7 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 	}()
 	for _, h := range hubs {
 		res := make(chan DocumentInfo, 1)
-		if !h.postCtx(ctx, func() {
-			if h.doc == nil {
-				res <- DocumentInfo{} // a hub for a name nobody holds
-				return
-			}
-			id, kind := h.doc.Root()
-			info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.log.Cursor(), Durable: h.log.Durable(), Links: len(h.members), Subscribers: len(h.subs), Pending: h.pipe.Len()}
-			for c := range h.members {
-				info.Peers = append(info.Peers, Peer{ID: c.id, Remote: c.addr, Identity: c.identity})
-			}
-			res <- info
-		}) {
+		if !h.postCtx(ctx, infoMsg{res}) {
 			continue
 		}
 		select {
@@ -316,10 +307,10 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 	}
 	defer s.reg.release(h)
 	sub := &subscriber{wake: make(chan struct{}, 1), gone: make(chan struct{})}
-	if !h.post(func() { h.subs[sub] = struct{}{} }) {
+	if !h.post(subscribeMsg{sub: sub, add: true}) {
 		return ErrClosed
 	}
-	defer h.post(func() { delete(h.subs, sub) })
+	defer h.post(subscribeMsg{sub: sub})
 	next := after + 1
 	const page = 512
 	for {
@@ -373,7 +364,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 // held says whether h holds a document, stored or not yet.
 func (s *Server) held(ctx context.Context, h *hub) bool {
 	res := make(chan bool, 1)
-	if !h.postCtx(ctx, func() { res <- h.doc != nil }) {
+	if !h.postCtx(ctx, heldMsg{res}) {
 		return false
 	}
 	select {
@@ -385,25 +376,47 @@ func (s *Server) held(ctx context.Context, h *hub) bool {
 }
 
 func (s *Server) snapshotEvent(ctx context.Context, h *hub) (Event, error) {
-	var ev Event
-	res := make(chan error, 1)
-	if !h.post(func() {
-		h.whenSettled(func() {
-			if h.doc == nil {
-				res <- ErrNoDocument
-				return
-			}
-			id, kind := h.doc.Root()
-			ev = Event{Document: h.name, Cursor: h.log.Durable(), Snapshot: true, Root: frame.Root{ID: id, Kind: kind}, State: h.snapshotBytes()}
-			res <- nil
-		})
-	}) {
-		return ev, ErrClosed
+	res := make(chan snapshotAnswer, 1)
+	if !h.postCtx(ctx, snapshotMsg{res}) {
+		if ctx.Err() != nil {
+			return Event{}, ctx.Err()
+		}
+		return Event{}, ErrClosed
 	}
 	select {
-	case err := <-res:
-		return ev, err
+	case a := <-res:
+		return a.ev, a.err
 	case <-ctx.Done():
-		return ev, ctx.Err()
+		return Event{}, ctx.Err()
 	}
+}
+
+// snapshotAnswer is a subscription's snapshot event, or why there is none.
+type snapshotAnswer struct {
+	ev  Event
+	err error
+}
+
+// snapshotAnswer is the durable state as a snapshot event; on the hub
+// goroutine, once settled.
+func (h *hub) snapshotAnswer() snapshotAnswer {
+	if h.doc == nil {
+		return snapshotAnswer{err: ErrNoDocument}
+	}
+	id, kind := h.doc.Root()
+	return snapshotAnswer{ev: Event{Document: h.name, Cursor: h.log.Durable(), Snapshot: true, Root: frame.Root{ID: id, Kind: kind}, State: h.snapshotBytes()}}
+}
+
+// info describes the document for Documents; on the hub goroutine. A hub
+// for a name nobody holds answers with no name.
+func (h *hub) info() DocumentInfo {
+	if h.doc == nil {
+		return DocumentInfo{}
+	}
+	id, kind := h.doc.Root()
+	info := DocumentInfo{Name: h.name, Root: frame.Root{ID: id, Kind: kind}, Cursor: h.log.Cursor(), Durable: h.log.Durable(), Links: len(h.members), Subscribers: len(h.subs), Pending: h.pipe.Len()}
+	for c := range h.members {
+		info.Peers = append(info.Peers, Peer{ID: c.id, Remote: c.addr, Identity: c.identity})
+	}
+	return info
 }

@@ -436,8 +436,7 @@ func (c *conn) events(credit *frameCredit) {
 			c.peerOpened(e)
 		case link.StateWanted:
 			if ts := c.byTopic[e.Topic]; ts != nil {
-				h := ts.hub
-				h.post(func() { h.stateWanted(c) })
+				ts.hub.post(wantMsg{c})
 			}
 		case link.CommitsArrived:
 			c.commitArrived(e, credit)
@@ -482,7 +481,7 @@ func (c *conn) peerOpened(e link.PeerOpened) {
 	ts := &topicState{name: e.Name, hub: h}
 	c.topics[e.Name] = ts
 	root, want := e.Root, e.Want
-	h.post(func() { h.open(c, ts, root, want) })
+	h.post(openMsg{c: c, ts: ts, root: root, want: want})
 }
 
 func (c *conn) commitArrived(e link.CommitsArrived, credit *frameCredit) {
@@ -503,7 +502,7 @@ func (c *conn) commitArrived(e link.CommitsArrived, credit *frameCredit) {
 		p.credit = credit
 	}
 	h := ts.hub
-	h.post(func() { h.commit(p) })
+	h.post(commitMsg{p})
 }
 
 func (c *conn) stateArrived(e link.StateArrived) {
@@ -522,7 +521,7 @@ func (c *conn) stateArrived(e link.StateArrived) {
 		}
 	}
 	h := ts.hub
-	h.post(func() { h.stateArrived(c, st) })
+	h.post(stateMsg{c: c, st: st})
 }
 
 // dropTopic forgets a topic and lets its hub go.
@@ -531,9 +530,8 @@ func (c *conn) dropTopic(ts *topicState) {
 	if ts.topic != 0 {
 		delete(c.byTopic, ts.topic)
 	}
-	h := ts.hub
-	h.post(func() { h.leave(c) })
-	c.srv.reg.release(h)
+	ts.hub.post(leaveMsg{c})
+	c.srv.reg.release(ts.hub)
 }
 
 // write sends every frame the link has ready, one message each, within one
@@ -585,9 +583,8 @@ func (c *conn) writeFrames(frames []frame.Frame) bool {
 // end reason calls for, and closes the socket with its status.
 func (c *conn) close() {
 	for _, ts := range c.topics {
-		h := ts.hub
-		h.post(func() { h.leave(c) })
-		c.srv.reg.release(h)
+		ts.hub.post(leaveMsg{c})
+		c.srv.reg.release(ts.hub)
 	}
 	c.topics, c.byTopic = nil, nil
 	c.mu.Lock()

@@ -17,8 +17,8 @@ import (
 )
 
 // hub is the one goroutine that owns a document: its replica, its cursor,
-// its members and its subscribers. Everything reaches it through inbox as a
-// function run on the hub goroutine. It never blocks on a socket or the
+// its members and its subscribers. Everything reaches it through inbox as one
+// of the closed set of inputs in hubmsg.go. It never blocks on a socket or the
 // authority, and its appends run off it; it calls the store itself only to
 // load the document (at start, and to learn what a failed append left), to
 // take a backend's loaded document and for its final snapshot. Those stall
@@ -27,7 +27,7 @@ import (
 type hub struct {
 	name    string
 	srv     *Server
-	inbox   chan func()
+	inbox   chan hubMsg
 	replies replyQueue
 	done    chan struct{}
 	evict   chan struct{} // closed by the registry to drop an idle hub at its bound
@@ -123,7 +123,7 @@ func newHub(s *Server, name string) *hub {
 	h := &hub{
 		name:    name,
 		srv:     s,
-		inbox:   make(chan func(), 1024),
+		inbox:   make(chan hubMsg, 1024),
 		replies: replyQueue{wake: make(chan struct{}, 1)},
 		done:    make(chan struct{}),
 		evict:   make(chan struct{}),
@@ -139,11 +139,11 @@ func newHub(s *Server, name string) *hub {
 	return h
 }
 
-// post runs fn on the hub goroutine. It blocks while the inbox is full and
+// post hands m to the hub goroutine. It blocks while the inbox is full and
 // gives up when the hub has stopped.
-func (h *hub) post(fn func()) bool {
+func (h *hub) post(m hubMsg) bool {
 	select {
-	case h.inbox <- fn:
+	case h.inbox <- m:
 		return true
 	case <-h.done:
 		return false
@@ -151,9 +151,9 @@ func (h *hub) post(fn func()) bool {
 }
 
 // postCtx is post that also gives up when ctx ends.
-func (h *hub) postCtx(ctx context.Context, fn func()) bool {
+func (h *hub) postCtx(ctx context.Context, m hubMsg) bool {
 	select {
-	case h.inbox <- fn:
+	case h.inbox <- m:
 		return true
 	case <-h.done:
 		return false
@@ -171,10 +171,10 @@ func (h *hub) run() {
 	defer idle.Stop()
 	for {
 		select {
-		case fn := <-h.inbox:
-			fn()
+		case m := <-h.inbox:
+			h.handle(m)
 		case <-h.replies.wake:
-			h.replies.run()
+			h.replies.run(h)
 		case <-idle.C:
 			h.idleArmed = false
 			if h.unloadable() && h.srv.reg.tryUnload(h) {
@@ -296,10 +296,10 @@ func (h *hub) drain() {
 	deadline := time.After(h.srv.cfg.JudgeTimeout)
 	for h.pipe.Undecided() || !h.log.Settled() {
 		select {
-		case fn := <-h.inbox:
-			fn()
+		case m := <-h.inbox:
+			h.handle(m)
 		case <-h.replies.wake:
-			h.replies.run()
+			h.replies.run(h)
 		case <-deadline:
 			h.srv.log.Warn("shutdown left commits unsettled", "document", h.name, "pending", h.pipe.Len())
 			return
@@ -311,15 +311,16 @@ func (h *hub) drain() {
 // --- opening ---------------------------------------------------------------
 
 // open handles a peer's open for this document on connection c.
-func (h *hub) open(c *conn, ts *topicState, peerRoot *frame.Root, want bool) {
+func (h *hub) open(o openMsg) {
+	c := o.c
 	if !h.storeLoaded() {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
 		return
 	}
-	req := OpenRequest{Document: h.name, Identity: c.identity, Exists: h.doc != nil, Root: peerRoot, Want: want, Link: c.id, RemoteAddr: c.addr}
-	h.ask(func(reply func(func())) {
+	req := OpenRequest{Document: h.name, Identity: c.identity, Exists: h.doc != nil, Root: o.root, Want: o.want, Link: c.id, RemoteAddr: c.addr}
+	h.ask(func(reply func(hubMsg)) {
 		h.srv.cfg.Authority.MayOpen(req, func(err error) {
-			reply(func() { h.openDecided(c, ts, peerRoot, want, err) })
+			reply(mayOpenMsg{open: o, err: err})
 		})
 	})
 }
@@ -328,15 +329,15 @@ func (h *hub) open(c *conn, ts *topicState, peerRoot *frame.Root, want bool) {
 // given during the call runs at once; a later one comes back through
 // replies, so the authority never runs on, or blocks, the hub goroutine
 // after the call returns.
-func (h *hub) ask(call func(reply func(func()))) {
+func (h *hub) ask(call func(reply func(hubMsg))) {
 	g := &replyGate{h: h, inCall: true}
 	call(g.reply)
 	g.mu.Lock()
 	g.inCall = false
-	fn := g.now
+	m := g.now
 	g.mu.Unlock()
-	if fn != nil {
-		fn()
+	if m != nil {
+		h.handle(m)
 	}
 }
 
@@ -348,18 +349,18 @@ type replyGate struct {
 	h      *hub
 	mu     sync.Mutex
 	inCall bool
-	now    func()
+	now    hubMsg
 }
 
-func (g *replyGate) reply(fn func()) {
+func (g *replyGate) reply(m hubMsg) {
 	g.mu.Lock()
 	if g.inCall {
-		g.now = fn
+		g.now = m
 		g.mu.Unlock()
 		return
 	}
 	g.mu.Unlock()
-	g.h.replies.push(fn)
+	g.h.replies.push(m)
 }
 
 // replyQueue carries the authority's answers to the hub without ever
@@ -370,13 +371,13 @@ func (g *replyGate) reply(fn func()) {
 // or load under way.
 type replyQueue struct {
 	mu   sync.Mutex
-	q    []func()
+	q    []hubMsg
 	wake chan struct{}
 }
 
-func (r *replyQueue) push(fn func()) {
+func (r *replyQueue) push(m hubMsg) {
 	r.mu.Lock()
-	r.q = append(r.q, fn)
+	r.q = append(r.q, m)
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -385,18 +386,19 @@ func (r *replyQueue) push(fn func()) {
 }
 
 // run runs every answer queued so far, in order.
-func (r *replyQueue) run() {
+func (r *replyQueue) run(h *hub) {
 	r.mu.Lock()
 	q := r.q
 	r.q = nil
 	r.mu.Unlock()
-	for i, fn := range q {
+	for i, m := range q {
 		q[i] = nil
-		fn()
+		h.handle(m)
 	}
 }
 
-func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bool, err error) {
+func (h *hub) openDecided(o openMsg, err error) {
+	c, ts, peerRoot, want := o.c, o.ts, o.root, o.want
 	if err == nil && h.deleting != nil {
 		err = errDeleting
 	}
@@ -425,7 +427,7 @@ func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bo
 		// Ask a backend for the document before minting one; a failed
 		// load declines the open rather than let the peer mint a second
 		// document under the name.
-		h.withLoaded(func(err error) { h.openDecided(c, ts, peerRoot, want, err) })
+		h.withLoaded(func(err error) { h.openDecided(o, err) })
 		return
 	}
 	if peerRoot == nil {
@@ -440,7 +442,7 @@ func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bo
 	m := &member{c: c, ts: ts}
 	h.members[c] = m
 	h.creator = m
-	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(func() { h.creatorLate(m) }) })
+	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(creatorLateMsg{m}) })
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
 }
 
@@ -454,19 +456,21 @@ func (h *hub) storeEmpty() {
 	h.creating = true
 	root, kind := h.doc.Root()
 	snap := store.Snapshot{Cursor: h.log.Cursor(), Root: root, RootKind: uint8(kind)}
-	name, st, ctx, log := h.name, h.srv.store, h.srv.ctx, h.srv.log
+	name, st, ctx := h.name, h.srv.store, h.srv.ctx
 	h.srv.track(func() {
-		err := st.PutSnapshot(ctx, name, snap)
-		h.post(func() {
-			h.creating = false
-			if err != nil {
-				log.Error("create document", "document", name, "err", err)
-			} else if h.doc != nil && h.log.Cursor() == 0 {
-				h.stored = true
-			}
-			h.maybeIdle()
-		})
+		h.post(createdMsg{st.PutSnapshot(ctx, name, snap)})
 	})
+}
+
+// created takes the outcome of storeEmpty.
+func (h *hub) created(err error) {
+	h.creating = false
+	if err != nil {
+		h.srv.log.Error("create document", "document", h.name, "err", err)
+	} else if h.doc != nil && h.log.Cursor() == 0 {
+		h.stored = true
+	}
+	h.maybeIdle()
 }
 
 // creatorLate ends a creation whose state did not come within StateTimeout:
@@ -534,7 +538,7 @@ func (h *hub) withLoaded(fn func(error)) {
 	name, ctx := h.name, h.srv.ctx
 	h.srv.track(func() {
 		doc, found, err := l.Load(ctx, name)
-		h.post(func() { h.backendLoaded(doc, found, err) })
+		h.post(backendLoadMsg{doc: doc, found: found, err: err})
 	})
 }
 
@@ -786,9 +790,9 @@ func (h *hub) askMore() {
 func (h *hub) judge(p *pendingCommit, t docsm.Ticket[*pendingCommit]) {
 	p.paths, p.askedAt = h.doc.Paths(p.c), h.log.Cursor()
 	req := &AcceptRequest{Document: h.name, Cursor: h.log.Cursor(), Origin: p.origin, Commit: p.c, Bytes: p.bytes, Paths: p.paths, State: p.state}
-	h.ask(func(reply func(func())) {
+	h.ask(func(reply func(hubMsg)) {
 		h.srv.cfg.Authority.Judge(req, func(v Verdict) {
-			reply(func() { h.verdict(t, v) })
+			reply(verdictMsg{t: t, v: v})
 		})
 	})
 }
@@ -801,7 +805,7 @@ func (h *hub) armJudge() {
 	}
 	h.judgeAt = at
 	if h.judgeTimer == nil {
-		h.judgeTimer = time.AfterFunc(time.Until(at), func() { h.post(h.judgeExpired) })
+		h.judgeTimer = time.AfterFunc(time.Until(at), func() { h.post(judgeTickMsg{}) })
 		return
 	}
 	h.judgeTimer.Reset(time.Until(at))
@@ -938,7 +942,7 @@ func (h *hub) flush() {
 		if err == nil {
 			err = st.Append(ctx, name, recs)
 		}
-		h.post(func() { h.appended(err) })
+		h.post(appendedMsg{err})
 	})
 }
 
@@ -1123,7 +1127,7 @@ func (h *hub) appendWait(fn func() error) {
 		if err := fn(); err != nil {
 			log.Error("store", "document", name, "err", err)
 		}
-		h.post(h.storeCallDone)
+		h.post(storeCallDoneMsg{})
 	})
 }
 

@@ -80,7 +80,7 @@ func (r *registry) release(h *hub) {
 	idle := h.refs == 0
 	r.mu.Unlock()
 	if idle {
-		h.post(func() { h.maybeIdle() })
+		h.post(releasedMsg{})
 	}
 }
 

@@ -87,29 +87,10 @@ func (s *Server) Status(ctx context.Context) Status {
 			s.reg.release(h)
 		}
 	}()
-	type answer struct {
-		d     DocumentStatus
-		links []*conn
-	}
-	res := make(chan answer, len(hubs))
+	res := make(chan statusAnswer, len(hubs))
 	asked := 0
 	for _, h := range hubs {
-		if h.postCtx(ctx, func() {
-			a := answer{d: DocumentStatus{
-				Name: h.name, Cursor: h.log.Cursor(), Durable: h.log.Durable(),
-				Links: len(h.members), Subscribers: len(h.subs),
-				Pending: h.pipe.Len(), InFlight: h.pipe.InFlight(),
-				Unflushed: h.log.InFlight(),
-				Members:   membersOf(h),
-			}}
-			if h.doc != nil {
-				a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()
-			}
-			for c := range h.members {
-				a.links = append(a.links, c)
-			}
-			res <- a
-		}) {
+		if h.postCtx(ctx, statusMsg{res}) {
 			asked++
 		}
 	}
@@ -164,4 +145,28 @@ func membersOf(h *hub) []MemberStatus {
 		ms = ms[:MaxStatusMembers]
 	}
 	return ms
+}
+
+// statusAnswer is one hub's part of the status, and the links that hold it.
+type statusAnswer struct {
+	d     DocumentStatus
+	links []*conn
+}
+
+// status answers for Status; on the hub goroutine.
+func (h *hub) status() statusAnswer {
+	a := statusAnswer{d: DocumentStatus{
+		Name: h.name, Cursor: h.log.Cursor(), Durable: h.log.Durable(),
+		Links: len(h.members), Subscribers: len(h.subs),
+		Pending: h.pipe.Len(), InFlight: h.pipe.InFlight(),
+		Unflushed: h.log.InFlight(),
+		Members:   membersOf(h),
+	}}
+	if h.doc != nil {
+		a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()
+	}
+	for c := range h.members {
+		a.links = append(a.links, c)
+	}
+	return a
 }
