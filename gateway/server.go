@@ -43,6 +43,7 @@ type Server struct {
 	closing  atomic.Bool
 	conns    sync.Map // *conn -> struct{}
 	connWG   sync.WaitGroup
+	connMu   sync.Mutex // orders a link's connWG.Add against Shutdown
 	nextConn atomic.Uint64
 	paths    map[string]bool
 	ownStore bool
@@ -133,12 +134,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // Accept wrote the HTTP error
 	}
 	ws.SetReadLimit(s.cfg.MaxMessageBytes)
-	s.connWG.Add(1)
+	// Counting a link in and Shutdown's closing are ordered by connMu: a
+	// WaitGroup's Add from zero must not run beside its Wait.
+	s.connMu.Lock()
 	if s.closing.Load() {
+		s.connMu.Unlock()
 		ws.Close(websocket.StatusGoingAway, string(ReasonShutdown))
-		s.connWG.Done()
 		return
 	}
+	s.connWG.Add(1)
+	s.connMu.Unlock()
 	c := s.newConn(ws, id)
 	c.addr = admission.PeerAddr(r, s.cfg.Admission.TrustProxy)
 	c.origin.RemoteAddr = c.addr
@@ -220,7 +225,10 @@ func (s *Server) endLinks(ctx context.Context) {
 // every goroutine has finished or ctx ends. The store, when it was given in
 // Config, stays open for the caller to close.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if !s.closing.CompareAndSwap(false, true) {
+	s.connMu.Lock()
+	first := s.closing.CompareAndSwap(false, true)
+	s.connMu.Unlock()
+	if !first {
 		return ErrClosed
 	}
 	s.endLinks(ctx)
