@@ -192,6 +192,7 @@ func (h *hub) deleted(err error) {
 		delete(h.subs, sub)
 		d.ended.Subscribers++
 	}
+	reload := false
 	switch {
 	case err == nil:
 	case errors.Is(err, store.ErrUnknownDocument) && d.held:
@@ -201,13 +202,19 @@ func (h *hub) deleted(err error) {
 	default:
 		h.srv.log.Error("store delete", "document", h.name, "err", err)
 		err = protocol.Errorf(ReasonStoreUnavailable, "the store could not delete the document; it is still there, retry")
-		h.load()
+		reload = true
 	}
 	if err == nil {
 		h.srv.log.Info("document deleted", "document", h.name, "links", d.ended.Links, "subscribers", d.ended.Subscribers)
 	}
 	for _, w := range d.waiters {
 		w(d.ended, err)
+	}
+	if reload {
+		// The store still holds it: load what it holds (loaded then
+		// runs the waiters).
+		h.load(loadAfterDelete)
+		return
 	}
 	h.runWaiting()
 	h.maybeIdle()

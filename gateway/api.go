@@ -120,13 +120,13 @@ func (h *hub) createCall(op createCall, done func(error)) {
 	root := op.root
 	switch {
 	case h.doc == nil:
-		if err := h.persistCreation(root); err != nil {
-			done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))
-			return
-		}
-		h.doc = document.New(root.ID, root.Kind, h.srv.cfg.DocumentLimits)
-		h.stored, h.size = true, 0
-		done(nil)
+		// The empty snapshot creates it in the store before its first
+		// append can run; what comes meanwhile waits.
+		snap := store.Snapshot{Cursor: h.log.Cursor(), Root: root.ID, RootKind: uint8(root.Kind)}
+		st, ctx, name := h.srv.store, h.srv.ctx, h.name
+		h.pause(func() hubMsg {
+			return createdDocMsg{root: root, err: st.PutSnapshot(ctx, name, snap), done: done}
+		})
 	default:
 		if id, kind := h.doc.Root(); id != root.ID || kind != root.Kind {
 			done(protocol.Errorf(protocol.RootMismatch, "the document exists with another root"))
@@ -134,6 +134,19 @@ func (h *hub) createCall(op createCall, done func(error)) {
 		}
 		done(nil)
 	}
+}
+
+// createdDoc takes the outcome of a Create's snapshot.
+func (h *hub) createdDoc(m createdDocMsg) {
+	h.paused = false
+	if m.err != nil {
+		h.srv.log.Error("create document", "document", h.name, "err", m.err)
+		m.done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))
+		return
+	}
+	h.doc = document.New(m.root.ID, m.root.Kind, h.srv.cfg.DocumentLimits)
+	h.stored, h.size = true, 0
+	m.done(nil)
 }
 
 // ReplaceState moves a document in place to state (a snapshot commit; nil

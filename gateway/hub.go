@@ -18,12 +18,12 @@ import (
 
 // hub is the one goroutine that owns a document: its replica, its cursor,
 // its members and its subscribers. Everything reaches it through inbox as one
-// of the closed set of inputs in hubmsg.go. It never blocks on a socket or the
-// authority, and its appends run off it; it calls the store itself only to
-// load the document (at start, and to learn what a failed append left), to
-// take a backend's loaded document and for its final snapshot. Those stall
-// this document alone: whatever answers it meanwhile (the authority, an
-// append) queues without blocking the answerer.
+// of the closed set of inputs in hubmsg.go. It never blocks on a socket, the
+// authority or the store: every store call runs off it and its completion
+// comes back as an input. A call whose outcome decides the document (a load,
+// the reload after a failed append, a Create's snapshot) pauses it: inputs
+// wait, in order, until the completion. The one exception is the final
+// snapshot of a hub that has already left the registry.
 type hub struct {
 	name    string
 	srv     *Server
@@ -38,7 +38,17 @@ type hub struct {
 	quit bool // unloaded: run returns
 
 	loadErr error
-	doc     *document.Document
+	// paused: a store call that decides the document (a load, a reload,
+	// a Create's snapshot) is running off the hub; every input but its
+	// completion waits in held, in order, and the authority's answers in
+	// replies. Past cap(inbox) held inputs the hub stops reading its inbox.
+	paused    bool
+	held      []hubMsg
+	replaying bool                    // held inputs replay after a load: none retries it
+	storeDone chan hubMsg             // the completion of the paused call
+	failed    []docsm.Landed[applied] // a failed append's batch, while reloading
+	failedAft []docsm.Landed[applied] // and what landed after it
+	doc       *document.Document
 	// log holds the cursors (last applied, last durable) and the applied
 	// commits on their way to the store (docsm.Log: pure, by transcript).
 	log    docsm.Log[applied]
@@ -121,13 +131,14 @@ type applied struct {
 
 func newHub(s *Server, name string) *hub {
 	h := &hub{
-		name:    name,
-		srv:     s,
-		inbox:   make(chan hubMsg, 1024),
-		replies: replyQueue{wake: make(chan struct{}, 1)},
-		done:    make(chan struct{}),
-		evict:   make(chan struct{}),
-		members: make(map[*conn]*member),
+		name:      name,
+		srv:       s,
+		inbox:     make(chan hubMsg, 1024),
+		storeDone: make(chan hubMsg, 1),
+		replies:   replyQueue{wake: make(chan struct{}, 1)},
+		done:      make(chan struct{}),
+		evict:     make(chan struct{}),
+		members:   make(map[*conn]*member),
 		pipe: docsm.NewPipeline[*pendingCommit](docsm.PipelineConfig{
 			MaxInFlight: s.cfg.MaxInFlightVerdicts,
 			Timeout:     s.cfg.JudgeTimeout,
@@ -164,17 +175,21 @@ func (h *hub) postCtx(ctx context.Context, m hubMsg) bool {
 
 func (h *hub) run() {
 	defer close(h.done)
-	h.load()
+	h.load(loadStart)
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
 	h.idleTimer = idle
 	defer idle.Stop()
 	for {
+		inbox, replies := h.inputs()
 		select {
-		case m := <-h.inbox:
-			h.handle(m)
-		case <-h.replies.wake:
+		case m := <-inbox:
+			h.input(m)
+		case <-replies:
 			h.replies.run(h)
+		case m := <-h.storeDone:
+			h.handle(m)
+			h.resume()
 		case <-idle.C:
 			h.idleArmed = false
 			if h.unloadable() && h.srv.reg.tryUnload(h) {
@@ -198,41 +213,132 @@ func (h *hub) run() {
 	}
 }
 
-// load reads the document from the store: its snapshot plus every record
-// after it.
-func (h *hub) load() {
-	h.loadErr = h.loadFrom(h.srv.ctx)
-	if h.loadErr != nil {
+// inputs are the channels the hub reads now: while paused, not the
+// authority's answers, and not the inbox once held is full.
+func (h *hub) inputs() (chan hubMsg, chan struct{}) {
+	if !h.paused {
+		return h.inbox, h.replies.wake
+	}
+	if len(h.held) >= cap(h.inbox) {
+		return nil, nil
+	}
+	return h.inbox, nil
+}
+
+// input takes one input from the inbox, holding it while paused.
+func (h *hub) input(m hubMsg) {
+	if _, ask := m.(statusMsg); h.paused && !ask {
+		h.held = append(h.held, m)
+		return
+	}
+	h.handle(m)
+}
+
+// pause starts a store call that decides the document: call runs off the
+// hub and its completion comes back through storeDone.
+func (h *hub) pause(call func() hubMsg) {
+	h.paused = true
+	h.srv.track(func() { h.storeDone <- call() })
+}
+
+// resume replays the held inputs, in order, once nothing pauses the hub.
+func (h *hub) resume() {
+	h.replaying = true
+	for !h.paused && len(h.held) > 0 {
+		m := h.held[0]
+		h.held[0] = nil
+		h.held = h.held[1:]
+		h.handle(m)
+	}
+	h.replaying = false
+	if len(h.held) == 0 {
+		h.held = nil
+	}
+}
+
+// loadWhy says what a store load is for, and so what follows it.
+type loadWhy uint8
+
+const (
+	loadStart        loadWhy = iota
+	loadRetry                // the last load failed and an open or a call came
+	loadAfterFailure         // an append failed: what of it landed?
+	loadAfterDelete          // the store's delete failed: the document stays
+)
+
+// loadedMsg is a store load's outcome: the document (nil when the store
+// does not have it) at cursor, or the error.
+type loadedMsg struct {
+	why    loadWhy
+	doc    *document.Document
+	cursor uint64
+	snapAt uint64
+	size   int
+	err    error
+}
+
+func (loadedMsg) hubMsg() {}
+
+// load reads the document from the store, off the hub: its snapshot plus
+// every record after it.
+func (h *hub) load(why loadWhy) {
+	name, st, ctx, limits := h.name, h.srv.store, h.srv.ctx, h.srv.cfg.DocumentLimits
+	h.pause(func() hubMsg {
+		m := loadFrom(ctx, st, name, limits)
+		m.why = why
+		return m
+	})
+}
+
+// loaded takes a store load's outcome.
+func (h *hub) loaded(m loadedMsg) {
+	h.paused = false
+	h.loadErr = m.err
+	if m.err != nil {
 		h.doc = nil
-		h.srv.log.Error("load document", "document", h.name, "err", h.loadErr)
+		h.srv.log.Error("load document", "document", h.name, "err", m.err)
+	} else if m.doc != nil {
+		h.doc = m.doc
+		h.log.Restart(m.cursor)
+		h.snapAt, h.size, h.stored = m.snapAt, m.size, true
+	}
+	switch m.why {
+	case loadAfterFailure:
+		h.reloadedAfterFailure()
+	case loadAfterDelete:
+		h.runWaiting()
+		h.maybeIdle()
 	}
 }
 
-// storeLoaded says whether the store load stands, retrying a failed one
-// when nobody holds the old replica (the store may be back).
-func (h *hub) storeLoaded() bool {
-	if h.loadErr != nil && len(h.members) == 0 {
-		h.load()
+// storeLoaded says whether the store load stands. A failed one is retried
+// when nobody holds the old replica (the store may be back): m waits for
+// it, and false is returned with nothing done.
+func (h *hub) storeLoaded(m hubMsg) (ok, retrying bool) {
+	if h.loadErr != nil && len(h.members) == 0 && !h.replaying {
+		h.held = append([]hubMsg{m}, h.held...)
+		h.load(loadRetry)
+		return false, true
 	}
-	return h.loadErr == nil
+	return h.loadErr == nil, false
 }
 
-func (h *hub) loadFrom(ctx context.Context) error {
-	snap, tail, err := h.srv.store.Load(ctx, h.name)
+func loadFrom(ctx context.Context, st store.Store, name string, limits document.Limits) loadedMsg {
+	snap, tail, err := st.Load(ctx, name)
 	if errors.Is(err, store.ErrUnknownDocument) {
-		return nil
+		return loadedMsg{}
 	}
 	if err != nil {
-		return err
+		return loadedMsg{err: err}
 	}
-	d := document.New(commit.ID(snap.Root), commit.Kind(snap.RootKind), h.srv.cfg.DocumentLimits)
+	d := document.New(commit.ID(snap.Root), commit.Kind(snap.RootKind), limits)
 	if len(snap.State) > 0 {
 		st, err := commit.Decode(snap.State)
 		if err == nil {
 			_, err = d.Reconcile(st)
 		}
 		if err != nil {
-			return fmt.Errorf("snapshot of %q at %d: %w", h.name, snap.Cursor, err)
+			return loadedMsg{err: fmt.Errorf("snapshot of %q at %d: %w", name, snap.Cursor, err)}
 		}
 	}
 	cursor := snap.Cursor
@@ -243,24 +349,19 @@ func (h *hub) loadFrom(ctx context.Context) error {
 				err = d.Update(c)
 			}
 			if err != nil {
-				return fmt.Errorf("record %d of %q: %w", r.Cursor, h.name, err)
+				return loadedMsg{err: fmt.Errorf("record %d of %q: %w", r.Cursor, name, err)}
 			}
 			cursor = r.Cursor
 		}
-		if tail, err = h.srv.store.Read(ctx, h.name, cursor+1, 0); err != nil {
-			return err
+		if tail, err = st.Read(ctx, name, cursor+1, 0); err != nil {
+			return loadedMsg{err: err}
 		}
 	}
-	h.doc = d
-	h.log.Restart(cursor)
-	h.snapAt = snap.Cursor
-	h.stored = true
-	h.size = len(h.snapshotBytes())
-	return nil
+	return loadedMsg{doc: d, cursor: cursor, snapAt: snap.Cursor, size: len(encodeState(d, name))}
 }
 
 func (h *hub) unloadable() bool {
-	return len(h.members) == 0 && len(h.subs) == 0 && !h.pipe.Undecided() && len(h.loadWait) == 0 && !h.creating &&
+	return !h.paused && len(h.held) == 0 && len(h.members) == 0 && len(h.subs) == 0 && !h.pipe.Undecided() && len(h.loadWait) == 0 && !h.creating &&
 		h.log.Settled() && h.storeCalls == 0 && h.deleting == nil
 }
 
@@ -294,12 +395,16 @@ func (h *hub) unload() {
 // drain runs at shutdown: finish what is in flight, then store a snapshot.
 func (h *hub) drain() {
 	deadline := time.After(h.srv.cfg.JudgeTimeout)
-	for h.pipe.Undecided() || !h.log.Settled() {
+	for h.paused || h.pipe.Undecided() || !h.log.Settled() {
+		inbox, replies := h.inputs()
 		select {
-		case m := <-h.inbox:
-			h.handle(m)
-		case <-h.replies.wake:
+		case m := <-inbox:
+			h.input(m)
+		case <-replies:
 			h.replies.run(h)
+		case m := <-h.storeDone:
+			h.handle(m)
+			h.resume()
 		case <-deadline:
 			h.srv.log.Warn("shutdown left commits unsettled", "document", h.name, "pending", h.pipe.Len())
 			return
@@ -313,7 +418,9 @@ func (h *hub) drain() {
 // open handles a peer's open for this document on connection c.
 func (h *hub) open(o openMsg) {
 	c := o.c
-	if !h.storeLoaded() {
+	if ok, retrying := h.storeLoaded(o); retrying {
+		return
+	} else if !ok {
 		c.post(connMsg{kind: msgDecline, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be loaded"})
 		return
 	}
@@ -536,9 +643,16 @@ func (h *hub) withLoaded(fn func(error)) {
 	}
 	l := h.srv.cfg.Authority.(Loader)
 	name, ctx := h.name, h.srv.ctx
+	// Counted as a store call: the adopted snapshot is stored off the hub,
+	// and a delete meanwhile must come after it.
+	h.storeCalls++
 	h.srv.track(func() {
 		doc, found, err := l.Load(ctx, name)
-		h.post(backendLoadMsg{doc: doc, found: found, err: err})
+		m := backendLoadMsg{doc: doc, found: found, err: err}
+		if found && err == nil {
+			m.adopted, m.adoptErr = h.adopt(ctx, doc)
+		}
+		h.post(m)
 	})
 }
 
@@ -546,12 +660,19 @@ func (h *hub) withLoaded(fn func(error)) {
 // nothing (the waiting work then goes on as if there were no loader). When
 // it brought no document, the next open or call asks again: the backend may
 // have been away or have made the document since.
-func (h *hub) backendLoaded(doc Loaded, found bool, err error) {
+func (h *hub) backendLoaded(m backendLoadMsg) {
+	h.storeCalls--
 	h.loadAsked = true
+	doc, found, err := m.doc, m.found, m.err
 	if found && err == nil && h.doc == nil && h.deleting == nil {
-		if aerr := h.adopt(doc); aerr != nil {
-			h.srv.log.Warn("backend load refused", "document", h.name, "err", aerr)
+		if m.adoptErr != nil {
+			h.srv.log.Warn("backend load refused", "document", h.name, "err", m.adoptErr)
 			err = protocol.Errorf(ReasonStoreUnavailable, "the backend's document could not be taken; retry later")
+		} else {
+			h.doc = m.adopted
+			h.log.Restart(doc.Cursor)
+			h.snapAt = doc.Cursor
+			h.stored, h.size = true, len(doc.State)
 		}
 	} else if err != nil {
 		h.srv.log.Warn("backend load", "document", h.name, "err", err)
@@ -567,42 +688,33 @@ func (h *hub) backendLoaded(doc Loaded, found bool, err error) {
 	if h.doc == nil {
 		h.loadAsked = false
 	}
+	h.continueDelete()
+	h.maybeIdle()
 }
 
-// adopt makes a loaded state the document at the loader's cursor, durable
-// before anyone sees it.
-func (h *hub) adopt(doc Loaded) error {
+// adopt makes a loaded state a document at the loader's cursor, durable
+// before anyone sees it. It runs off the hub and reads only its
+// configuration.
+func (h *hub) adopt(ctx context.Context, doc Loaded) (*document.Document, error) {
 	root, state := doc.Root, doc.State
 	d := document.New(root.ID, root.Kind, h.srv.cfg.DocumentLimits)
 	if state != nil {
 		st, err := commit.DecodeWithLimits(state, h.srv.cfg.CommitLimits)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := d.Reconcile(st); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if len(state) > h.srv.cfg.MaxDocumentBytes {
-		return protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the backend's %d-byte document is over the %d-byte bound", len(state), h.srv.cfg.MaxDocumentBytes))
+		return nil, protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the backend's %d-byte document is over the %d-byte bound", len(state), h.srv.cfg.MaxDocumentBytes))
 	}
 	snap := store.Snapshot{Cursor: doc.Cursor, State: state, Root: root.ID, RootKind: uint8(root.Kind)}
-	if err := h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap); err != nil {
-		return err
+	if err := h.srv.store.PutSnapshot(ctx, h.name, snap); err != nil {
+		return nil, err
 	}
-	h.doc = d
-	h.log.Restart(doc.Cursor)
-	h.snapAt = doc.Cursor
-	h.stored, h.size = true, len(state)
-	return nil
-}
-
-// persistCreation stores an empty snapshot, which creates the document in
-// the store, before its first append can run. It blocks the hub for one
-// write; documents are created rarely.
-func (h *hub) persistCreation(root frame.Root) error {
-	snap := store.Snapshot{Cursor: h.log.Cursor(), Root: root.ID, RootKind: uint8(root.Kind)}
-	return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap)
+	return d, nil
 }
 
 // leave removes c from the members.
@@ -703,18 +815,21 @@ func (h *hub) runWaiting() {
 	}
 }
 
-func (h *hub) snapshotBytes() []byte {
-	if h.doc == nil {
+func (h *hub) snapshotBytes() []byte { return encodeState(h.doc, h.name) }
+
+// encodeState is d's state as one commit, nil when d is nil or empty.
+func encodeState(d *document.Document, name string) []byte {
+	if d == nil {
 		return nil
 	}
-	s := h.doc.Snapshot()
+	s := d.Snapshot()
 	if len(s.Deltas) == 0 {
 		return nil
 	}
 	b, err := commit.Encode(s)
 	if err != nil {
 		// A document that applied only valid commits always encodes.
-		panic(fmt.Sprintf("gateway: snapshot of %q does not encode: %v", h.name, err))
+		panic(fmt.Sprintf("gateway: snapshot of %q does not encode: %v", name, err))
 	}
 	return b
 }
@@ -992,10 +1107,17 @@ func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
 // and each resyncs when it opens again.
 func (h *hub) storeFailed(err error) {
 	h.srv.log.Error("store append failed", "document", h.name, "err", err)
-	e := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not store the commit; retry later")
-	batch, later := h.log.Failed()
+	h.failed, h.failedAft = h.log.Failed()
 	h.doc, h.loadErr = nil, nil
-	h.load()
+	h.load(loadAfterFailure)
+}
+
+// reloadedAfterFailure settles a failed append's batch against what the
+// store was found to hold.
+func (h *hub) reloadedAfterFailure() {
+	e := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not store the commit; retry later")
+	batch, later := h.failed, h.failedAft
+	h.failed, h.failedAft = nil, nil
 	if h.loadErr == nil && h.doc == nil {
 		// A new document whose creation did not reach the store: nobody
 		// saw anything of it applied, so each member starts again.

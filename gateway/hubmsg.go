@@ -4,6 +4,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/document"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
 
@@ -98,6 +99,15 @@ type (
 		doc   Loaded
 		found bool
 		err   error
+		// adopted is doc made a document and stored, or why not.
+		adopted  *document.Document
+		adoptErr error
+	}
+	// createdDocMsg: a Create's empty snapshot is stored, or failed.
+	createdDocMsg struct {
+		root frame.Root
+		err  error
+		done func(error)
 	}
 	storeCallDoneMsg struct{}
 	deletedMsg       struct{ err error }
@@ -126,6 +136,7 @@ func (createdMsg) hubMsg()       {}
 func (backendLoadMsg) hubMsg()   {}
 func (storeCallDoneMsg) hubMsg() {}
 func (deletedMsg) hubMsg()       {}
+func (createdDocMsg) hubMsg()    {}
 
 func (stateCall) callOp()   {}
 func (writeCall) callOp()   {}
@@ -180,11 +191,15 @@ func (h *hub) handle(m hubMsg) {
 	case createdMsg:
 		h.created(m.err)
 	case backendLoadMsg:
-		h.backendLoaded(m.doc, m.found, m.err)
+		h.backendLoaded(m)
 	case storeCallDoneMsg:
 		h.storeCallDone()
 	case deletedMsg:
 		h.deleted(m.err)
+	case loadedMsg:
+		h.loaded(m)
+	case createdDocMsg:
+		h.createdDoc(m)
 	default:
 		panic("gateway: a hub got an input outside its set")
 	}
@@ -192,7 +207,9 @@ func (h *hub) handle(m hubMsg) {
 
 // call runs an API call once the document is loaded.
 func (h *hub) call(m callMsg) {
-	if !h.storeLoaded() {
+	if ok, retrying := h.storeLoaded(m); retrying {
+		return
+	} else if !ok {
 		m.done(errStoreFailed)
 		return
 	}

@@ -22,6 +22,9 @@ type DocumentStatus struct {
 	Pending     int // commits waiting for a verdict
 	InFlight    int // questions to the authority now
 	Unflushed   int // applied, not yet durable
+	// Loading: a store call that decides the document (a load, the reload
+	// after a failed append) is running; what comes meanwhile waits.
+	Loading bool
 	// Observables and Slots are its size (0 while it loads).
 	Observables int
 	Slots       int
@@ -161,6 +164,7 @@ func (h *hub) status() statusAnswer {
 		Pending: h.pipe.Len(), InFlight: h.pipe.InFlight(),
 		Unflushed: h.log.InFlight(),
 		Members:   membersOf(h),
+		Loading:   h.paused,
 	}}
 	if h.doc != nil {
 		a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
@@ -153,5 +154,70 @@ func TestCallsOnADocumentTheStoreCannotLoad(t *testing.T) {
 	st.failLoad.Store(false)
 	if _, _, cursor, err := ts.State(ctxT(t), "doc"); err != nil || cursor != cur {
 		t.Fatalf("State once the store is back = %d, %v; want cursor %d", cursor, err, cur)
+	}
+}
+
+// stallLoadStore blocks Load of one document until released.
+type stallLoadStore struct {
+	store.Store
+	doc     string
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *stallLoadStore) Load(ctx context.Context, doc string) (*store.Snapshot, []store.Record, error) {
+	if doc == s.doc {
+		s.entered <- struct{}{}
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+	return s.Store.Load(ctx, doc)
+}
+
+// A hub's store load runs off its goroutine (issue 16): while one document's
+// load is stalled, the status still answers for it (as loading), other
+// documents work, and the open that waited completes once the load does.
+func TestStalledLoadHoldsOnlyItsDocument(t *testing.T) {
+	st := &stallLoadStore{Store: store.NewMemory(), doc: "stuck", entered: make(chan struct{}, 1), release: make(chan struct{})}
+	ts := startGateway(t, gateway.Config{Store: st})
+	opened := make(chan error, 1)
+	go func() {
+		p, err := peer.Dial(ctxT(t), ts.url, peer.Options{})
+		if err != nil {
+			opened <- err
+			return
+		}
+		defer p.Close()
+		_, err = p.Share(ctxT(t), "stuck", newDoc())
+		opened <- err
+	}()
+	<-st.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var loading bool
+	for _, d := range ts.Status(ctx).Documents {
+		if d.Name == "stuck" {
+			loading = d.Loading
+		}
+	}
+	if ctx.Err() != nil || !loading {
+		t.Fatalf("status during the stalled load: loading=%v, ctx %v; want it answered, loading", loading, ctx.Err())
+	}
+	da, db := sharedPair(t, ts.url, "other")
+	if _, err := set(da, "k", text("v")); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, db, 1)
+	select {
+	case err := <-opened:
+		t.Fatalf("the open of the stalled document ended before its load: %v", err)
+	default:
+	}
+	close(st.release)
+	if err := <-opened; err != nil {
+		t.Fatalf("share after the load: %v", err)
 	}
 }
