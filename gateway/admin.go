@@ -122,6 +122,7 @@ func (h *hub) beginDelete(done func(Deleted, error)) {
 	}
 	d := &deletion{held: h.doc != nil, waiters: []func(Deleted, error){done}}
 	h.deleting = d
+	h.stopFollowing()
 	h.creator = nil
 	h.stopCreatorTimer()
 	for c := range h.members {

@@ -49,6 +49,15 @@ type hub struct {
 	failed    []docsm.Landed[applied] // a failed append's batch, while reloading
 	failedAft []docsm.Landed[applied] // and what landed after it
 	doc       *document.Document
+	// On a shared log (follow.go): the follow under way, the records
+	// that wait for this node's append, the commits a lost race took
+	// back, and a reload owed once the append in flight ends.
+	following bool
+	followGen uint64
+	unfollow  context.CancelFunc
+	ahead     []store.Record
+	requeue   []*pendingCommit
+	reloadDue bool
 	// log holds the cursors (last applied, last durable) and the applied
 	// commits on their way to the store (docsm.Log: pure, by transcript).
 	log    docsm.Log[applied]
@@ -127,6 +136,10 @@ type applied struct {
 	seq    uint64
 	result func(uint64, error)
 	credit *frameCredit
+	// On a shared log, what undoes it and the commit it came from, so a
+	// lost race can take it back and decide it again (follow.go).
+	undo commit.Commit
+	p    *pendingCommit
 }
 
 func newHub(s *Server, name string) *hub {
@@ -175,6 +188,7 @@ func (h *hub) postCtx(ctx context.Context, m hubMsg) bool {
 
 func (h *hub) run() {
 	defer close(h.done)
+	defer h.stopFollowing()
 	h.load(loadStart)
 	idle := time.NewTimer(time.Hour)
 	idle.Stop()
@@ -986,11 +1000,16 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.log.Cursor()})
 		return
 	}
-	if err := h.update(p.c, len(p.bytes)); err != nil {
+	undo, err := h.update(p.c, len(p.bytes))
+	if err != nil {
 		h.settle(p, err)
 		return
 	}
-	h.landed(applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, from: p.from, seq: p.seq, result: p.result, credit: p.credit})
+	a := applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, from: p.from, seq: p.seq, result: p.result, credit: p.credit}
+	if h.shared() {
+		a.undo, a.p = undo, p
+	}
+	h.landed(a)
 	if p.creator != nil && h.creator == p.creator {
 		h.creatorDone() // its state landed: joiners' states may be taken
 	}
@@ -999,28 +1018,40 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 // update applies c (n encoded bytes) unless the document's state would pass
 // MaxDocumentBytes: a state a joiner cannot receive in one message would
 // leave it with an open and then silence (issue 19).
-func (h *hub) update(c commit.Commit, n int) error {
+//
+// On a shared log it returns the commit's inverse, for a lost race to undo.
+func (h *hub) update(c commit.Commit, n int) (undo commit.Commit, err error) {
 	max := h.srv.cfg.MaxDocumentBytes
-	if h.size+n <= max {
+	if h.size+n <= max && !h.shared() {
 		if err := h.doc.Update(c); err != nil {
-			return err
+			return undo, err
 		}
 		h.size += n
-		return nil
+		return undo, nil
 	}
 	inv, err := h.doc.Apply(c)
 	if err != nil {
-		return err
+		return undo, err
+	}
+	if h.size+n <= max {
+		h.size += n
+		return inv, nil
 	}
 	size := len(h.snapshotBytes())
 	if size > max {
-		if err := h.doc.Update(inv); err != nil {
-			panic(fmt.Sprintf("gateway: the inverse of a commit does not apply to %q: %v", h.name, err))
-		}
-		return protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the commit would make the document %d bytes, over the %d-byte bound", size, max))
+		h.undo(inv)
+		return undo, protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the commit would make the document %d bytes, over the %d-byte bound", size, max))
 	}
 	h.size = size
-	return nil
+	return inv, nil
+}
+
+// undo applies an inverse, which always applies to the document it came
+// from.
+func (h *hub) undo(inv commit.Commit) {
+	if err := h.doc.Update(inv); err != nil {
+		panic(fmt.Sprintf("gateway: the inverse of a commit does not apply to %q: %v", h.name, err))
+	}
 }
 
 // landed gives an applied commit its cursor and queues it for the store.
@@ -1106,6 +1137,9 @@ func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
 // answer would be true, so every member's topic ends with store-unavailable
 // and each resyncs when it opens again.
 func (h *hub) storeFailed(err error) {
+	if errors.Is(err, store.ErrCursorMismatch) && h.lostRace() {
+		return
+	}
 	h.srv.log.Error("store append failed", "document", h.name, "err", err)
 	h.failed, h.failedAft = h.log.Failed()
 	h.doc, h.loadErr = nil, nil

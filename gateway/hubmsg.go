@@ -200,9 +200,14 @@ func (h *hub) handle(m hubMsg) {
 		h.loaded(m)
 	case createdDocMsg:
 		h.createdDoc(m)
+	case foreignMsg:
+		h.foreign(m)
+	case caughtUpMsg:
+		h.caughtUp(m)
 	default:
 		panic("gateway: a hub got an input outside its set")
 	}
+	h.afterInput()
 }
 
 // call runs an API call once the document is loaded.

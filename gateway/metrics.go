@@ -18,6 +18,11 @@ type Metrics struct {
 	Delivered     atomic.Int64 // commit deliveries to links
 	PeerRefusals  atomic.Int64 // our commits a peer refused
 	SlowConsumers atomic.Int64
+	// On a shared log (issue 17): appends that lost a race with another
+	// node, catch-up reads, and records other nodes appended.
+	Conflicts atomic.Int64
+	CatchUps  atomic.Int64
+	Foreign   atomic.Int64
 
 	mu       sync.Mutex
 	refusals map[string]int64

@@ -164,6 +164,23 @@ func (p *Pipeline[T]) Next(stale func(T) bool) (Decision[T], bool) {
 	return Decision[T]{Item: e.item, Verdict: *e.verdict}, true
 }
 
+// Requeue puts items, accepted once and applied, back at the head in
+// order with verdict v: their append lost a race with another writer of the
+// shared log (issue 17). They are decided again against the document as
+// the log has it, so each is asked again if what it touches moved (stale),
+// and otherwise applied where it now falls.
+func (p *Pipeline[T]) Requeue(items []T, v Verdict) {
+	if len(items) == 0 {
+		return
+	}
+	head := make([]*entry[T], 0, len(items)+len(p.q))
+	for _, it := range items {
+		v := v
+		head = append(head, &entry[T]{item: it, asked: true, verdict: &v})
+	}
+	p.q = append(head, p.q...)
+}
+
 // DrainAll empties the pipeline and returns every commit still in it, in
 // order; answers to their questions are then ignored.
 func (p *Pipeline[T]) DrainAll() []T {

@@ -27,6 +27,8 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	tick 5s      move the clock and time out what is past its deadline
 //	stale a      a's paths moved: it will be asked again at its turn
 //	decided      take the decided commits at the head: "= a accepted" each
+//	requeue a b  a and b, accepted and applied, lost their append's race:
+//	             back at the head, accepted
 func TestPipelineTranscripts(t *testing.T) {
 	runPipelineScript(t, filepath.Join("testdata", "pipeline.txt"))
 }
@@ -96,6 +98,8 @@ func (s *pipeScript) run(t *testing.T, line string) []string {
 			dl = at.Sub(time.Time{}).String()
 		}
 		out = append(out, fmt.Sprintf("len %d in-flight %d deadline %s", s.p.Len(), s.p.InFlight(), dl))
+	case "requeue":
+		s.p.Requeue(f[1:], Verdict{})
 	case "drain":
 		out = append(out, "drained "+strings.Join(s.p.DrainAll(), " "))
 	default:

@@ -1,0 +1,201 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/peer"
+)
+
+// sharedLog is one in-memory log that several gateway nodes append to and
+// follow: the shape of a log shared through JetStream (issue 17), without
+// the broker, so that the hub's side of it is tested on its own.
+type sharedLog struct {
+	store.Store
+	mu   sync.Mutex
+	wake chan struct{} // closed and replaced on every append
+}
+
+func newSharedLog() *sharedLog {
+	return &sharedLog{Store: store.NewMemory(), wake: make(chan struct{})}
+}
+
+func (s *sharedLog) changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wake
+}
+
+func (s *sharedLog) Append(ctx context.Context, doc string, recs []store.Record) error {
+	err := s.Store.Append(ctx, doc, recs)
+	if err == nil {
+		s.mu.Lock()
+		close(s.wake)
+		s.wake = make(chan struct{})
+		s.mu.Unlock()
+	}
+	return err
+}
+
+func (s *sharedLog) Follow(ctx context.Context, doc string, after uint64, fn func(store.Record) error) error {
+	next := after + 1
+	for {
+		w := s.changed()
+		recs, err := s.Read(ctx, doc, next, 0)
+		if err != nil && !errors.Is(err, store.ErrUnknownDocument) {
+			return err
+		}
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+			next = r.Cursor + 1
+		}
+		if len(recs) > 0 {
+			continue
+		}
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// node is one gateway's view of the shared log; its appends can be held.
+type node struct {
+	*sharedLog
+	mu      sync.Mutex
+	hold    chan struct{} // while set, an append waits for it to close
+	holding chan struct{} // told when an append is held
+}
+
+func (n *node) Append(ctx context.Context, doc string, recs []store.Record) error {
+	n.mu.Lock()
+	hold, holding := n.hold, n.holding
+	n.mu.Unlock()
+	if hold != nil {
+		holding <- struct{}{}
+		<-hold
+	}
+	return n.sharedLog.Append(ctx, doc, recs)
+}
+
+// holdAppends makes the node's next appends wait until release is called.
+func (n *node) holdAppends() (held <-chan struct{}, release func()) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.hold, n.holding = make(chan struct{}), make(chan struct{}, 1)
+	hold := n.hold
+	return n.holding, func() {
+		n.mu.Lock()
+		n.hold = nil
+		n.mu.Unlock()
+		close(hold)
+	}
+}
+
+// twoNodes starts two gateways on one shared log, with a document created
+// through the first and stored.
+func twoNodes(t *testing.T) (log *sharedLog, a, b *testServer, na *node) {
+	log = newSharedLog()
+	na = &node{sharedLog: log}
+	a = startGateway(t, gateway.Config{Store: na})
+	b = startGateway(t, gateway.Config{Store: &node{sharedLog: log}})
+	return log, a, b, na
+}
+
+func shareAcross(t *testing.T, log *sharedLog, a, b *testServer, name string) (*peer.Doc, *peer.Doc) {
+	t.Helper()
+	da, err := dial(t, a.url, peer.Options{}).Share(ctxT(t), name, newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new document to be stored", func() bool {
+		_, _, err := log.Load(context.Background(), name)
+		return err == nil
+	})
+	db, err := dial(t, b.url, peer.Options{}).Join(ctxT(t), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return da, db
+}
+
+// Peers on two nodes share a document as on one: one order of commits,
+// nothing refused, the same state and the same cursor on both nodes,
+// while both write as fast as they can.
+func TestTwoNodesShareOneLog(t *testing.T) {
+	log, a, b, _ := twoNodes(t)
+	da, db := shareAcross(t, log, a, b, "doc")
+	const n = 200
+	var wg sync.WaitGroup
+	for i, d := range []*peer.Doc{da, db} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < n; j++ {
+				if _, err := set(d, fmt.Sprintf("p%d-%d", i, j), text("v")); err != nil {
+					t.Errorf("peer %d commit %d: %v", i, j, err)
+					return
+				}
+			}
+		}()
+	}
+	waitApplied(t, da, n)
+	waitApplied(t, db, n)
+	wg.Wait()
+	if stateOf(t, da) != stateOf(t, db) {
+		t.Fatal("the peers on the two nodes diverged")
+	}
+	for _, s := range []*testServer{a, b} {
+		_, state, cursor, err := s.State(ctxT(t), "doc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cursor != 2*n || string(state) != stateOf(t, da) {
+			t.Fatalf("a node is at cursor %d (want %d), same state %v", cursor, 2*n, string(state) == stateOf(t, da))
+		}
+	}
+	t.Logf("conflicts a=%d b=%d, catch-ups a=%d b=%d", a.Metrics().Conflicts.Load(), b.Metrics().Conflicts.Load(), a.Metrics().CatchUps.Load(), b.Metrics().CatchUps.Load())
+}
+
+// An append that loses the race for its cursor to another node is not
+// refused: the node reads the other's commit, delivers it, and lands its
+// own after it (issue 17: a commit valid on one node is never refused
+// because of the cluster).
+func TestLostRaceLandsAfterTheWinner(t *testing.T) {
+	log, a, b, na := twoNodes(t)
+	da, db := shareAcross(t, log, a, b, "doc")
+	held, release := na.holdAppends()
+	if _, err := set(da, "from-a", text("1")); err != nil {
+		t.Fatal(err)
+	}
+	<-held // a's append waits at cursor 1
+	if _, err := set(db, "from-b", text("2")); err != nil {
+		t.Fatal(err)
+	}
+	waitCursor(t, b.Server, "doc", 1) // b won cursor 1
+	release()
+	if got := waitApplied(t, da, 1); got[0].Commit.Deltas[0].Ref.Key != "from-b" {
+		t.Fatalf("a's peer got %q, want b's commit", got[0].Commit.Deltas[0].Ref.Key)
+	}
+	if got := waitApplied(t, db, 1); got[0].Commit.Deltas[0].Ref.Key != "from-a" {
+		t.Fatalf("b's peer got %q, want a's commit", got[0].Commit.Deltas[0].Ref.Key)
+	}
+	if c := a.Metrics().Conflicts.Load(); c != 1 {
+		t.Fatalf("a counted %d conflicts, want 1", c)
+	}
+	recs, err := log.Read(context.Background(), "doc", 1, 0)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("the log holds %d records (%v), want 2", len(recs), err)
+	}
+	if stateOf(t, da) != stateOf(t, db) {
+		t.Fatal("the peers diverged")
+	}
+}
