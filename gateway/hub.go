@@ -1150,62 +1150,46 @@ func (h *hub) storeFailed(err error) {
 // store was found to hold.
 func (h *hub) reloadedAfterFailure() {
 	e := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not store the commit; retry later")
-	batch, later := h.failed, h.failedAft
+	known, at := h.loadErr == nil, uint64(0)
+	if h.doc != nil {
+		at = h.log.Cursor()
+	}
+	r := docsm.Recover(h.failed, h.failedAft, at, known)
 	h.failed, h.failedAft = nil, nil
-	if h.loadErr == nil && h.doc == nil {
+	for _, b := range r.Refused {
+		h.refuseApplied(b.Item, e)
+	}
+	unknown := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not tell whether the commit was stored; open the document again")
+	for _, b := range r.Unknown {
+		// No refusal to a link: it may have landed. The topic's end
+		// below makes the link resync, which settles it either way.
+		a := b.Item
+		a.seq = 0
+		h.refuseApplied(a, unknown)
+	}
+	switch {
+	case !known:
+		h.srv.log.Error("reload after store failure", "document", h.name, "err", h.loadErr)
+		for c := range h.members {
+			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document's store failed; open it again"})
+		}
+	case h.doc == nil:
 		// A new document whose creation did not reach the store: nobody
 		// saw anything of it applied, so each member starts again.
 		h.creator = nil
 		h.stopCreatorTimer()
 		h.log.Restart(0)
 		h.snapAt = 0
-		for _, b := range batch {
-			h.refuseApplied(b.Item, e)
-		}
-		for _, b := range later {
-			h.refuseApplied(b.Item, e)
-		}
 		for c := range h.members {
 			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be stored; open it again"})
 			delete(h.members, c)
 		}
-		h.runWaiting()
-		return
-	}
-	if h.loadErr != nil {
-		h.srv.log.Error("reload after store failure", "document", h.name, "err", h.loadErr)
-		unknown := protocol.Errorf(ReasonStoreUnavailable, "the gateway could not tell whether the commit was stored; open the document again")
-		for _, b := range batch {
-			// No refusal to a link: it may have landed. The topic's end
-			// below makes the link resync, which settles it either way.
-			a := b.Item
-			a.seq = 0
-			h.refuseApplied(a, unknown)
+	default:
+		h.retakeStates(true) // a taken state may hold commits the store refused
+		if len(r.Landed) > 0 {
+			h.srv.log.Warn("a failed append had landed", "document", h.name, "commits", len(r.Landed))
+			h.madeDurable(r.Landed)
 		}
-		for _, b := range later {
-			h.refuseApplied(b.Item, e)
-		}
-		for c := range h.members {
-			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document's store failed; open it again"})
-		}
-		h.runWaiting()
-		return
-	}
-	var landed []docsm.Landed[applied]
-	for _, b := range batch {
-		if b.Cursor <= h.log.Cursor() {
-			landed = append(landed, b)
-		} else {
-			h.refuseApplied(b.Item, e)
-		}
-	}
-	for _, b := range later {
-		h.refuseApplied(b.Item, e)
-	}
-	h.retakeStates(true) // a taken state may hold commits the store refused
-	if len(landed) > 0 {
-		h.srv.log.Warn("a failed append had landed", "document", h.name, "commits", len(landed))
-		h.madeDurable(landed)
 	}
 	h.runWaiting()
 }

@@ -79,6 +79,42 @@ func (l *Log[T]) Failed() (batch, later []Landed[T]) {
 	return batch, later
 }
 
+// Recovery is what becomes of a failed append's batch, and of what was
+// applied after it, once the driver has asked the store what it holds.
+type Recovery[T any] struct {
+	// Landed are in the store after all (a timeout after the write, an
+	// fsync error): they are durable and are delivered.
+	Landed []Landed[T]
+	// Refused did not land: their origins hear refused.
+	Refused []Landed[T]
+	// Unknown: the store could not say. No answer to their origins would
+	// be true, so the peers' topics end and each resyncs.
+	Unknown []Landed[T]
+	// Restart is where the document now is, when known.
+	Restart uint64
+	Known   bool
+}
+
+// Recover splits what Failed returned by what a reload found: the store's
+// last cursor at, or known false when the reload failed too. A document
+// whose creation never reached the store is at 0.
+func Recover[T any](batch, later []Landed[T], at uint64, known bool) Recovery[T] {
+	r := Recovery[T]{Restart: at, Known: known}
+	if !known {
+		r.Unknown, r.Refused = batch, later
+		return r
+	}
+	for _, b := range batch {
+		if b.Cursor <= at {
+			r.Landed = append(r.Landed, b)
+		} else {
+			r.Refused = append(r.Refused, b)
+		}
+	}
+	r.Refused = append(r.Refused, later...)
+	return r
+}
+
 // Unflushed takes every applied commit not yet handed to the store (a
 // delete refuses them).
 func (l *Log[T]) Unflushed() []Landed[T] {

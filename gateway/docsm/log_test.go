@@ -15,9 +15,13 @@ import (
 //	appended    the append in flight is durable: "durable a @1" each
 //	failed      it failed: "failed a @1" each, "later b @2" each
 //	restart N   the reload found the store at cursor N
+//	recover N   split the last failed batch by a reload that found the
+//	            store at N ("recover -" when the reload failed too):
+//	            "landed a @1", "refused b @2", "unknown c @3" each
 //	state       cursor, durable cursor, in flight
 func TestLogTranscripts(t *testing.T) {
 	var l Log[string]
+	var batch, later []Landed[string]
 	runScript(t, "log", func(t *testing.T, line string) []string {
 		f := strings.Fields(line)
 		var out []string
@@ -39,12 +43,27 @@ func TestLogTranscripts(t *testing.T) {
 				out = append(out, fmt.Sprintf("durable %s @%d", e.Item, e.Cursor))
 			}
 		case "failed":
-			batch, later := l.Failed()
+			batch, later = l.Failed()
 			for _, e := range batch {
 				out = append(out, fmt.Sprintf("failed %s @%d", e.Item, e.Cursor))
 			}
 			for _, e := range later {
 				out = append(out, fmt.Sprintf("later %s @%d", e.Item, e.Cursor))
+			}
+		case "recover":
+			n, err := strconv.ParseUint(f[1], 10, 64)
+			r := Recover(batch, later, n, err == nil)
+			for _, e := range r.Landed {
+				out = append(out, fmt.Sprintf("landed %s @%d", e.Item, e.Cursor))
+			}
+			for _, e := range r.Refused {
+				out = append(out, fmt.Sprintf("refused %s @%d", e.Item, e.Cursor))
+			}
+			for _, e := range r.Unknown {
+				out = append(out, fmt.Sprintf("unknown %s @%d", e.Item, e.Cursor))
+			}
+			if r.Known {
+				l.Restart(r.Restart)
 			}
 		case "restart":
 			n, _ := strconv.ParseUint(f[1], 10, 64)
