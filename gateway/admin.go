@@ -123,7 +123,7 @@ func (h *hub) beginDelete(done func(Deleted, error)) {
 	d := &deletion{held: h.doc != nil, waiters: []func(Deleted, error){done}}
 	h.deleting = d
 	h.stopFollowing()
-	h.creator = nil
+	h.creation.Done()
 	h.stopCreatorTimer()
 	for c := range h.members {
 		c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonDeleted, text: errDeleted.Message})
@@ -289,7 +289,7 @@ func (s *Server) EndDocumentLinks(ctx context.Context, name string, reason proto
 // is abandoned as a late state would be.
 func (h *hub) endMembers(reason protocol.Reason, message string) int {
 	n := len(h.members)
-	if h.creator != nil {
+	if h.creation.Holding() {
 		h.abandonCreation(reason, message)
 	}
 	for c := range h.members {

@@ -77,7 +77,8 @@ type hub struct {
 
 	// creator is the member whose state will become this new document; state
 	// requests wait until it has arrived (notes section 12).
-	creator      *member
+	// (docsm.Creation: pure, by transcript; the timer is the driver's).
+	creation     docsm.Creation[*member]
 	creatorTimer *time.Timer
 
 	// pipe holds the commits waiting for their verdicts and their turn
@@ -90,8 +91,10 @@ type hub struct {
 
 	waiting []waiter // run once everything applied is durable
 
+	// rest says when a quiet document leaves memory (docsm.Idle); the
+	// timer is the driver's.
+	rest      docsm.Idle
 	idleTimer *time.Timer
-	idleArmed bool
 
 	loadAsked bool          // a backend Loader's answer was taken for this document
 	loadWait  []func(error) // opens and calls waiting for its answer
@@ -106,8 +109,6 @@ type member struct {
 	// owed is the state it asked for and the commits that state covers
 	// (docsm.Owed: taken when wanted, sent once durable; decision 025).
 	owed docsm.Owed
-	// stateIn: a creator's state arrived (it is judged or applied).
-	stateIn bool
 }
 
 type pendingCommit struct {
@@ -158,6 +159,7 @@ func newHub(s *Server, name string) *hub {
 			TimedOut:    Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"),
 		}),
 		subs: make(map[*subscriber]struct{}),
+		rest: docsm.Idle{After: s.cfg.IdleUnload},
 	}
 	s.track(h.run)
 	return h
@@ -205,8 +207,7 @@ func (h *hub) run() {
 			h.handle(m)
 			h.resume()
 		case <-idle.C:
-			h.idleArmed = false
-			if h.unloadable() && h.srv.reg.tryUnload(h) {
+			if h.rest.Tick(time.Now(), h.unloadable()) && h.srv.reg.tryUnload(h) {
 				h.unload()
 				return
 			}
@@ -387,21 +388,22 @@ func (h *hub) maybeIdle() {
 	if !h.unloadable() {
 		return
 	}
-	if (h.doc == nil || !h.stored) && h.srv.reg.tryUnload(h) {
-		h.quit = true
+	if h.rest.Quiet(time.Now(), h.doc != nil && h.stored) == docsm.IdleGoNow {
+		if h.srv.reg.tryUnload(h) {
+			h.quit = true
+		}
 		return
 	}
 	h.srv.reg.markIdle(h)
-	if !h.idleArmed {
-		h.idleArmed = true
-		h.idleTimer.Reset(h.srv.cfg.IdleUnload)
+	if at, ok := h.rest.Deadline(); ok {
+		h.idleTimer.Reset(time.Until(at))
 	}
 }
 
 // unload stores a final snapshot when commits passed since the last one.
 func (h *hub) unload() {
 	h.stopCreatorTimer()
-	if h.doc != nil && h.stored && h.log.Durable() > h.snapAt {
+	if h.doc != nil && docsm.FinalSnapshot(h.stored, h.log.Durable(), h.snapAt) {
 		h.writeSnapshot(true)
 	}
 }
@@ -562,7 +564,7 @@ func (h *hub) openDecided(o openMsg, err error) {
 	h.size = 0
 	m := &member{c: c, ts: ts}
 	h.members[c] = m
-	h.creator = m
+	h.creation.Begin(m, time.Now(), h.srv.cfg.StateTimeout)
 	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(creatorLateMsg{m}) })
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
 }
@@ -597,7 +599,7 @@ func (h *hub) created(err error) {
 // creatorLate ends a creation whose state did not come within StateTimeout:
 // a peer must not hold a name, and every joiner of it, by never answering.
 func (h *hub) creatorLate(m *member) {
-	if h.creator != m || m.stateIn {
+	if c, ok := h.creation.Creator(); !ok || c != m || !h.creation.Late(time.Now()) {
 		return
 	}
 	h.srv.metrics.fault(string(ReasonStateTimeout))
@@ -615,8 +617,8 @@ func (h *hub) stopCreatorTimer() {
 // store does not hold yet is dropped, and its other members' topics end
 // with no-document (each may create or join it again).
 func (h *hub) abandonCreation(reason protocol.Reason, text string) {
-	m := h.creator
-	h.creator = nil
+	m, _ := h.creation.Creator()
+	h.creation.Done()
 	h.stopCreatorTimer()
 	if m != nil && h.members[m.c] == m {
 		delete(h.members, m.c)
@@ -738,7 +740,7 @@ func (h *hub) leave(c *conn) {
 		return
 	}
 	delete(h.members, c)
-	if h.creator == m && !m.stateIn {
+	if h.creation.Left(m) {
 		h.abandonCreation(ReasonClosed, "")
 	}
 }
@@ -751,7 +753,7 @@ func (h *hub) stateWanted(c *conn) {
 	if m == nil {
 		return
 	}
-	if m.owed.Want() && h.creator == nil {
+	if m.owed.Want() && !h.creation.Holding() {
 		h.takeState(m)
 	}
 }
@@ -776,7 +778,7 @@ func (h *hub) sendDueStates(durable uint64) {
 
 // creatorDone lets the wants that waited for the creator's state go.
 func (h *hub) creatorDone() {
-	h.creator = nil
+	h.creation.Done()
 	h.stopCreatorTimer()
 	h.retakeStates(false)
 }
@@ -803,7 +805,7 @@ type waiter struct {
 }
 
 func (h *hub) settled() bool {
-	return h.creator == nil && h.log.Settled()
+	return !h.creation.Holding() && h.log.Settled()
 }
 
 func (h *hub) whenSettled(fn func()) { h.wait(waiter{fn: fn}) }
@@ -854,10 +856,9 @@ func encodeState(d *document.Document, name string) []byte {
 // creator's hold on joiners lasts until it has landed or was refused.
 func (h *hub) stateArrived(c *conn, st commit.Commit) {
 	m := h.members[c]
-	if m == nil || h.creator != m || m.stateIn {
+	if m == nil || !h.creation.StateIn(m) {
 		return
 	}
-	m.stateIn = true
 	h.stopCreatorTimer()
 	diff, err := h.doc.Clone().Reconcile(st)
 	if err != nil {
@@ -1010,7 +1011,7 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 		a.undo, a.p = undo, p
 	}
 	h.landed(a)
-	if p.creator != nil && h.creator == p.creator {
+	if c, ok := h.creation.Creator(); ok && p.creator == c {
 		h.creatorDone() // its state landed: joiners' states may be taken
 	}
 }
@@ -1176,7 +1177,7 @@ func (h *hub) reloadedAfterFailure() {
 	case h.doc == nil:
 		// A new document whose creation did not reach the store: nobody
 		// saw anything of it applied, so each member starts again.
-		h.creator = nil
+		h.creation.Done()
 		h.stopCreatorTimer()
 		h.log.Restart(0)
 		h.snapAt = 0
@@ -1227,7 +1228,7 @@ func (h *hub) deliver(a applied) {
 func (h *hub) settle(p *pendingCommit, err error) {
 	h.srv.metrics.refused(err)
 	if p.creator != nil {
-		if h.creator == p.creator {
+		if c, ok := h.creation.Creator(); ok && c == p.creator {
 			rs := reasonsOf(err)
 			h.abandonCreation(protocol.Reason(rs[0].Code), rs[0].Message)
 		}
