@@ -989,15 +989,14 @@ func (h *hub) staleAsk(p *pendingCommit) bool {
 }
 
 func (h *hub) apply(p *pendingCommit, v Verdict) {
-	if !v.Accepted() {
+	switch docsm.Admit(v, h.doc != nil, p.expect, h.log.Cursor()) {
+	case docsm.Refused:
 		h.settle(p, &refusal{reasons: v.Reasons})
 		return
-	}
-	if h.doc == nil { // a store failure unloaded it while the verdict was out
+	case docsm.Gone: // a store failure unloaded it while the verdict was out
 		h.settle(p, protocol.Errorf(ReasonStoreUnavailable, "the document could not be loaded; retry later"))
 		return
-	}
-	if p.expect != nil && *p.expect != h.log.Cursor() {
+	case docsm.Mismatch:
 		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.log.Cursor()})
 		return
 	}

@@ -13,6 +13,8 @@
 //   - Log and Recover: the applied commits on their way to the store
 //     (gap-free cursors, one append in flight) and what a failed append
 //     becomes once the store has been asked what it holds.
+//   - Admit: what becomes of a commit whose turn came: applied, refused
+//     to its origin alone, a compare-and-swap mismatch, or gone.
 //   - Creation: a new document's creator's hold on joiners' wants, its
 //     state timeout, and its abandonment.
 //   - Idle: when a quiet document leaves memory, and whether it stores a
