@@ -53,13 +53,17 @@ func TestBackToBackOpensDoNotWipeThePeer(t *testing.T) {
 // A peer that reconnects re-opens with want on a live topic and gets the
 // gateway's state, which wins.
 func TestReconnectResyncGetsGatewayState(t *testing.T) {
-	ts := startGateway(t, gateway.Config{})
-	a := dial(t, ts.url, peer.Options{})
+	eachTopology(t, gateway.Config{}, testReconnectResync)
+}
+
+func testReconnectResync(t *testing.T, tp topology) {
+	a := dial(t, tp.url(0), peer.Options{})
 	da, err := a.Share(ctxT(t), "doc", newDoc())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := dial(t, ts.url, peer.Options{})
+	tp.stored(t, "doc")
+	b := dial(t, tp.url(1), peer.Options{})
 	db, err := b.Join(ctxT(t), "doc")
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +88,8 @@ func TestReconnectResyncGetsGatewayState(t *testing.T) {
 	if _, err := set(da, "after", text("x")); err != nil {
 		t.Fatal(err)
 	}
-	waitCursor(t, ts.Server, "doc", 6)
-	b2 := dial(t, ts.url, peer.Options{})
+	waitCursor(t, tp.node(2).Server, "doc", 6)
+	b2 := dial(t, tp.url(2), peer.Options{})
 	db2, err := b2.Share(ctxT(t), "doc", local)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +98,7 @@ func TestReconnectResyncGetsGatewayState(t *testing.T) {
 		t.Fatal(err)
 	}
 	nextEvent[peer.StateApplied](t, db2)
-	if stateOf(t, db2) != gatewayState(t, ts.Server, "doc") {
+	if stateOf(t, db2) != gatewayState(t, tp.node(2).Server, "doc") {
 		t.Fatal("after resync the peer does not hold the gateway's state")
 	}
 }
@@ -113,13 +117,17 @@ func (refuseSecret) Judge(req *gateway.AcceptRequest, reply func(gateway.Verdict
 }
 
 func TestRefusalsReachOnlyTheirOrigin(t *testing.T) {
-	ts := startGateway(t, gateway.Config{Authority: refuseSecret{}})
-	a := dial(t, ts.url, peer.Options{})
+	eachTopology(t, gateway.Config{Authority: refuseSecret{}}, testRefusalsReachOnlyTheirOrigin)
+}
+
+func testRefusalsReachOnlyTheirOrigin(t *testing.T, tp topology) {
+	a := dial(t, tp.url(0), peer.Options{})
 	da, err := a.Share(ctxT(t), "doc", newDoc())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := dial(t, ts.url, peer.Options{})
+	tp.stored(t, "doc")
+	b := dial(t, tp.url(1), peer.Options{})
 	db, err := b.Join(ctxT(t), "doc")
 	if err != nil {
 		t.Fatal(err)
@@ -155,8 +163,11 @@ func TestRefusalsReachOnlyTheirOrigin(t *testing.T) {
 	if e := waitApplied(t, da, 1); e[0].Commit.Deltas[0].Ref.Key != "fromb" {
 		t.Fatalf("a got %v, want only b's commit (no echo)", e[0].Commit.Deltas[0].Ref.Key)
 	}
-	if _, _, cursor, _ := ts.State(ctxT(t), "doc"); cursor != 3 {
-		t.Fatalf("cursor %d, want 3 (the refused commit never landed)", cursor)
+	for _, n := range tp.nodes {
+		waitCursor(t, n.Server, "doc", 3)
+		if _, _, cursor, _ := n.State(ctxT(t), "doc"); cursor != 3 {
+			t.Fatalf("cursor %d, want 3 (the refused commit never landed)", cursor)
+		}
 	}
 }
 

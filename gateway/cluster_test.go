@@ -199,3 +199,46 @@ func TestLostRaceLandsAfterTheWinner(t *testing.T) {
 		t.Fatal("the peers diverged")
 	}
 }
+
+// topology is the gateways a test's peers are spread over: one node, or
+// three nodes on one shared log (issue 17: the end-to-end behaviours run a
+// second time with the peers spread over three nodes).
+type topology struct {
+	nodes []*testServer
+	log   *sharedLog // nil on one node
+}
+
+// url is the address of the node peer i uses.
+func (tp topology) url(i int) string { return tp.nodes[i%len(tp.nodes)].url }
+
+// node is the gateway peer i uses.
+func (tp topology) node(i int) *testServer { return tp.nodes[i%len(tp.nodes)] }
+
+// stored waits, on a shared log, until a new document has reached it, so
+// that a peer on another node finds it (on one node it is found at once).
+func (tp topology) stored(t *testing.T, name string) {
+	t.Helper()
+	if tp.log == nil {
+		return
+	}
+	eventually(t, name+" to reach the shared log", func() bool {
+		_, _, err := tp.log.Load(context.Background(), name)
+		return err == nil
+	})
+}
+
+// eachTopology runs fn on one node and on three nodes sharing one log.
+func eachTopology(t *testing.T, cfg gateway.Config, fn func(t *testing.T, tp topology)) {
+	t.Run("one node", func(t *testing.T) {
+		fn(t, topology{nodes: []*testServer{startGateway(t, cfg)}})
+	})
+	t.Run("three nodes", func(t *testing.T) {
+		tp := topology{log: newSharedLog()}
+		for range 3 {
+			c := cfg
+			c.Store = &node{sharedLog: tp.log}
+			tp.nodes = append(tp.nodes, startGateway(t, c))
+		}
+		fn(t, tp)
+	})
+}

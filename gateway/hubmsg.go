@@ -161,6 +161,10 @@ func (h *hub) handle(m hubMsg) {
 	case subscribeMsg:
 		if m.add {
 			h.subs[m.sub] = struct{}{}
+			// Read once more now that it is counted: on a shared log,
+			// records may have come between its first read and the
+			// hub's load, and no wake would tell it of them.
+			m.sub.notify()
 		} else {
 			delete(h.subs, m.sub)
 		}

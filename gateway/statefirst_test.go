@@ -20,11 +20,17 @@ import (
 // the root then open with want) while a writer writes as fast as it can,
 // and while the document is being created.
 func TestStateComesBeforeCommits(t *testing.T) {
-	ts := startGateway(t, gateway.Config{})
+	eachTopology(t, gateway.Config{}, testStateComesBeforeCommits)
+}
+
+// On three nodes the writer is on the first and the joiners take turns:
+// those on the first join while the document is created, the others once
+// it has reached the log.
+func testStateComesBeforeCommits(t *testing.T, tp topology) {
 	const total = 3000
 	for round := 0; round < 3; round++ {
 		name := fmt.Sprintf("hot%d", round)
-		w := dial(t, ts.url, peer.Options{})
+		w := dial(t, tp.url(0), peer.Options{})
 		d, err := w.Share(ctxT(t), name, newDoc())
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +48,10 @@ func TestStateComesBeforeCommits(t *testing.T) {
 		}()
 		var root *frame.Root
 		for j := 0; j < 8; j++ {
-			r := dialRaw(t, ts.url)
+			if j == 1 {
+				tp.stored(t, name)
+			}
+			r := dialRaw(t, tp.url(j))
 			if j%2 == 0 || root == nil {
 				r.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: name, Want: true})
 			} else { // the reconnect shape, both opens before any answer
