@@ -25,6 +25,8 @@ type DocumentStatus struct {
 	// Loading: a store call that decides the document (a load, the reload
 	// after a failed append) is running; what comes meanwhile waits.
 	Loading bool
+	// Following: this node follows the document's shared log.
+	Following bool
 	// Observables and Slots are its size (0 while it loads).
 	Observables int
 	Slots       int
@@ -165,6 +167,7 @@ func (h *hub) status() statusAnswer {
 		Unflushed: h.log.InFlight(),
 		Members:   membersOf(h),
 		Loading:   h.paused,
+		Following: h.following,
 	}}
 	if h.doc != nil {
 		a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()

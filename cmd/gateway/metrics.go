@@ -82,6 +82,10 @@ var (
 	descHandshakes        = desc("handshake_refusals_total", "WebSocket upgrades refused at the door, by reason.", "reason")
 	descDraining          = desc("draining", "1 while the gateway drains for shutdown.")
 	descStoreUp           = desc("store_up", "1 while the store accepts writes.")
+	descConflicts         = desc("log_conflicts_total", "Appends that lost their cursor to another node on the shared log, then landed after it.")
+	descCatchUps          = desc("log_catch_ups_total", "Reads of the shared log to catch up with other nodes.")
+	descForeign           = desc("log_foreign_commits_total", "Commits other nodes appended that this node applied and delivered.")
+	descFollowing         = desc("documents_following", "Documents whose shared log this node follows.")
 )
 
 // gatewayCollector reads the gateway's counters when scraped, so nothing is
@@ -97,6 +101,7 @@ func (c *gatewayCollector) Describe(ch chan<- *prometheus.Desc) {
 		descSubscribers, descPending, descInFlight, descQueueBytes, descReceived, descApplied,
 		descDelivered, descRefused, descPeerRefusals, descFaults, descSlowConsumers,
 		descAuthorityTimeouts, descHandshakes, descDraining, descStoreUp,
+		descConflicts, descCatchUps, descForeign, descFollowing,
 	} {
 		ch <- d
 	}
@@ -114,8 +119,11 @@ func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	st := c.srv.Status(ctx)
 	cancel()
-	var members, subs, pending, inflight, queued int
+	var members, subs, pending, inflight, queued, following int
 	for _, d := range st.Documents {
+		if d.Following {
+			following++
+		}
 		members += d.Links
 		subs += d.Subscribers
 		pending += d.Pending
@@ -131,6 +139,7 @@ func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descPending, float64(pending))
 	gauge(descInFlight, float64(inflight))
 	gauge(descQueueBytes, float64(queued))
+	gauge(descFollowing, float64(following))
 	for reason, n := range st.Handshakes {
 		counter(descHandshakes, float64(n), reason)
 	}
@@ -143,6 +152,9 @@ func (c *gatewayCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descDelivered, float64(m.Delivered.Load()))
 	counter(descPeerRefusals, float64(m.PeerRefusals.Load()))
 	counter(descSlowConsumers, float64(m.SlowConsumers.Load()))
+	counter(descConflicts, float64(m.Conflicts.Load()))
+	counter(descCatchUps, float64(m.CatchUps.Load()))
+	counter(descForeign, float64(m.Foreign.Load()))
 	var timeouts int64
 	for _, r := range withKnown(m.Refusals(), knownRefusals) {
 		counter(descRefused, float64(r.N), r.Reason)

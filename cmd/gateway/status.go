@@ -75,6 +75,10 @@ type documentStatus struct {
 	QuestionsInFlight int    `json:"questions_in_flight"`
 	Observables       int    `json:"observables"`
 	Slots             int    `json:"slots"`
+	// Loading: its load from the store is under way; Following: this node
+	// follows its shared log (several nodes).
+	Loading   bool `json:"loading"`
+	Following bool `json:"following"`
 	// ClaimedBy names the backends whose claims match it.
 	ClaimedBy []string `json:"claimed_by"`
 	// Members: up to gateway.MaxStatusMembers of its links.
@@ -111,16 +115,21 @@ type identityStatus struct {
 }
 
 type counters struct {
-	Connections      int64            `json:"connections"`
-	ConnectionsTotal int64            `json:"connections_total"`
-	Received         int64            `json:"commits_received"`
-	Applied          int64            `json:"commits_applied"`
-	Delivered        int64            `json:"commits_delivered"`
-	PeerRefusals     int64            `json:"peer_refusals"`
-	SlowConsumerEnds int64            `json:"slow_consumer_ends"`
-	Refused          map[string]int64 `json:"refused_by_reason"`
-	Faults           map[string]int64 `json:"faults_by_reason"`
-	Handshakes       map[string]int64 `json:"handshake_refusals_by_reason"`
+	Connections      int64 `json:"connections"`
+	ConnectionsTotal int64 `json:"connections_total"`
+	Received         int64 `json:"commits_received"`
+	Applied          int64 `json:"commits_applied"`
+	Delivered        int64 `json:"commits_delivered"`
+	PeerRefusals     int64 `json:"peer_refusals"`
+	SlowConsumerEnds int64 `json:"slow_consumer_ends"`
+	// On a shared log (several nodes): appends that lost their cursor to
+	// another node, catch-up reads, and other nodes' commits applied here.
+	LogConflicts int64            `json:"log_conflicts"`
+	LogCatchUps  int64            `json:"log_catch_ups"`
+	LogForeign   int64            `json:"log_foreign_commits"`
+	Refused      map[string]int64 `json:"refused_by_reason"`
+	Faults       map[string]int64 `json:"faults_by_reason"`
+	Handshakes   map[string]int64 `json:"handshake_refusals_by_reason"`
 }
 
 func (a *app) status(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +163,7 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		ds := documentStatus{
 			Name: d.Name, Cursor: d.Cursor, DurableCursor: d.Durable, Links: d.Links,
 			Subscribers: d.Subscribers, Pending: d.Pending, QuestionsInFlight: d.InFlight,
-			Observables: d.Observables, Slots: d.Slots, Members: []memberStatus{}, ClaimedBy: []string{},
+			Observables: d.Observables, Slots: d.Slots, Loading: d.Loading, Following: d.Following, Members: []memberStatus{}, ClaimedBy: []string{},
 		}
 		if a.bridge != nil {
 			ds.ClaimedBy = a.bridge.Claimants(d.Name)
@@ -201,6 +210,9 @@ func countersOf(m *gateway.Metrics, st gateway.Status) counters {
 		Delivered:        m.Delivered.Load(),
 		PeerRefusals:     m.PeerRefusals.Load(),
 		SlowConsumerEnds: m.SlowConsumers.Load(),
+		LogConflicts:     m.Conflicts.Load(),
+		LogCatchUps:      m.CatchUps.Load(),
+		LogForeign:       m.Foreign.Load(),
 		Refused:          map[string]int64{},
 		Faults:           map[string]int64{},
 		Handshakes:       map[string]int64{},
