@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weftgate/weftgate/gateway"
@@ -73,6 +74,15 @@ type node struct {
 	mu      sync.Mutex
 	hold    chan struct{} // while set, an append waits for it to close
 	holding chan struct{} // told when an append is held
+	// failFollows: the next follows fail at once, as when NATS is away.
+	failFollows atomic.Int32
+}
+
+func (n *node) Follow(ctx context.Context, doc string, after uint64, fn func(store.Record) error) error {
+	if n.failFollows.Add(-1) >= 0 {
+		return errInjected
+	}
+	return n.sharedLog.Follow(ctx, doc, after, fn)
 }
 
 func (n *node) Append(ctx context.Context, doc string, recs []store.Record) error {
@@ -241,4 +251,24 @@ func eachTopology(t *testing.T, cfg gateway.Config, fn func(t *testing.T, tp top
 		}
 		fn(t, tp)
 	})
+}
+
+// A node whose follow of the shared log fails (NATS away) follows it again
+// after a wait, and its peers get what other nodes wrote meanwhile.
+func TestFollowResumesAfterTheLogFails(t *testing.T) {
+	log := newSharedLog()
+	a := startGateway(t, gateway.Config{Store: &node{sharedLog: log}})
+	nb := &node{sharedLog: log}
+	nb.failFollows.Store(2)
+	b := startGateway(t, gateway.Config{Store: nb})
+	da, db := shareAcross(t, log, a, b, "doc")
+	if _, err := set(da, "k", text("v")); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitApplied(t, db, 1); got[0].Commit.Deltas[0].Ref.Key != "k" {
+		t.Fatalf("b's peer got %q", got[0].Commit.Deltas[0].Ref.Key)
+	}
+	if n := nb.failFollows.Load(); n >= 0 {
+		t.Fatalf("%d injected follow failures left: the follow was not retried", n+1)
+	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/gateway/store"
@@ -50,14 +51,25 @@ type caughtUpMsg struct {
 	err  error
 }
 
-func (foreignMsg) hubMsg()  {}
-func (caughtUpMsg) hubMsg() {}
+// followRetryMsg: the wait after a failed follow is over.
+type followRetryMsg struct{}
+
+func (foreignMsg) hubMsg()     {}
+func (caughtUpMsg) hubMsg()    {}
+func (followRetryMsg) hubMsg() {}
+
+// The wait before following again after the log failed (NATS away), from
+// the first to the longest; a record that arrives resets it.
+const (
+	followRetryFirst = 100 * time.Millisecond
+	followRetryMax   = 5 * time.Second
+)
 
 // follow starts following the document's log once the hub holds a stored
 // document and nothing pauses it. The driver calls it after every input.
 func (h *hub) follow() {
 	f, ok := h.srv.store.(Follower)
-	if !ok || h.following || h.paused || h.doc == nil || !h.stored || h.deleting != nil || h.quit {
+	if !ok || h.following || h.followWaiting || h.paused || h.doc == nil || !h.stored || h.deleting != nil || h.quit {
 		return
 	}
 	h.following = true
@@ -101,9 +113,16 @@ func (h *hub) foreign(m foreignMsg) {
 		h.stopFollowing()
 		if errors.Is(m.err, store.ErrCompacted) {
 			h.resync("the document's log moved past what this node holds; open it again")
+			return
 		}
+		// Follow again after a wait, so a log that is away is not asked
+		// in a loop; the next input after it starts the follow.
+		h.followBackoff = min(max(2*h.followBackoff, followRetryFirst), followRetryMax)
+		h.followWaiting = true
+		time.AfterFunc(h.followBackoff, func() { h.post(followRetryMsg{}) })
 		return
 	}
+	h.followBackoff = 0
 	r := m.rec
 	if r.Cursor <= h.log.Durable() {
 		return

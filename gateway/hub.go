@@ -58,6 +58,9 @@ type hub struct {
 	ahead     []store.Record
 	requeue   []*pendingCommit
 	reloadDue bool
+	// A failed follow waits followBackoff before the next (followWaiting).
+	followWaiting bool
+	followBackoff time.Duration
 	// log holds the cursors (last applied, last durable) and the applied
 	// commits on their way to the store (docsm.Log: pure, by transcript).
 	log    docsm.Log[applied]

@@ -208,6 +208,8 @@ func (h *hub) handle(m hubMsg) {
 		h.foreign(m)
 	case caughtUpMsg:
 		h.caughtUp(m)
+	case followRetryMsg:
+		h.followWaiting = false
 	default:
 		panic("gateway: a hub got an input outside its set")
 	}
