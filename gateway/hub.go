@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/gateway/tail"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
@@ -55,6 +56,11 @@ type hub struct {
 
 	members map[*conn]*member
 	subs    map[*subscriber]struct{}
+	// tail holds the durable commits for members to read from their own
+	// cursors: the hub appends each once and wakes idle members (decision
+	// 031). It is emptied at the durable cursor when the first member joins
+	// and when the last leaves.
+	tail *tail.Tail[tailItem]
 
 	// creator is the member whose state will become this new document; state
 	// requests wait until it has arrived (notes section 12).
@@ -89,6 +95,12 @@ type member struct {
 	owed docsm.Owed
 	// stateIn: a creator's state arrived (it is judged or applied).
 	stateIn bool
+}
+
+// tailItem is what the tail keeps with a commit: its origin link, which
+// does not get it back.
+type tailItem struct {
+	from *conn
 }
 
 type pendingCommit struct {
@@ -134,6 +146,7 @@ func newHub(s *Server, name string) *hub {
 			TimedOut:    Refuse(ReasonAuthorityTimeout, "the authority did not answer in time"),
 		}),
 		subs: make(map[*subscriber]struct{}),
+		tail: tail.New[tailItem](tail.Config{MaxCommits: s.cfg.TailCommits, MaxBytes: s.cfg.TailBytes}),
 	}
 	s.track(h.run)
 	return h
@@ -417,8 +430,8 @@ func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bo
 		if want {
 			m.owed.Want()
 		}
-		h.members[c] = m
-		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
+		h.join(m)
+		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}, cursor: h.log.Durable(), owed: want})
 		return
 	}
 	if h.mayLoad() {
@@ -438,10 +451,21 @@ func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bo
 	h.doc = document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits)
 	h.size = 0
 	m := &member{c: c, ts: ts}
-	h.members[c] = m
+	h.join(m)
 	h.creator = m
 	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(func() { h.creatorLate(m) }) })
-	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
+	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true, cursor: h.log.Durable()})
+}
+
+// join makes m a member. It reads the tail from the durable cursor (the
+// commits made durable from now on), or, when it asked for the state,
+// from that state's cursor once the state is sent.
+func (h *hub) join(m *member) {
+	if len(h.members) == 0 {
+		h.tail.Reset(h.log.Durable())
+	}
+	h.members[m.c] = m
+	m.ts.read.Store(h.log.Durable())
 }
 
 // storeEmpty stores a new empty document, which no commit will store. An
@@ -608,6 +632,9 @@ func (h *hub) leave(c *conn) {
 		return
 	}
 	delete(h.members, c)
+	if len(h.members) == 0 {
+		h.tail.Reset(h.log.Durable()) // nobody reads it: let the commits go
+	}
 	if h.creator == m && !m.stateIn {
 		h.abandonCreation(ReasonClosed, "")
 	}
@@ -638,9 +665,17 @@ func (h *hub) takeState(m *member) {
 // sendDueStates sends every taken state whose cursor is durable.
 func (h *hub) sendDueStates(durable uint64) {
 	for c, m := range h.members {
-		if st, ok := m.owed.Due(durable); ok {
-			c.post(connMsg{kind: msgState, name: h.name, data: st})
-		}
+		h.sendDue(c, m, durable)
+	}
+}
+
+// sendDue sends m its taken state when durable has reached it. m then
+// reads the tail after the state's cursor: it never gets a commit the
+// state covers, and the state goes before every commit after it.
+func (h *hub) sendDue(c *conn, m *member, durable uint64) {
+	if st, ok := m.owed.Due(durable); ok {
+		m.ts.read.Store(m.owed.After())
+		c.post(connMsg{kind: msgState, name: h.name, data: st, cursor: m.owed.After()})
 	}
 }
 
@@ -964,9 +999,14 @@ func (h *hub) appended(err error) {
 
 // madeDurable delivers commits the store holds and settles them.
 func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
+	es := make([]tail.Entry[tailItem], len(batch))
+	for i, e := range batch {
+		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: e.Item.rec.Commit, Item: tailItem{from: e.Item.from}}
+	}
+	h.tail.Append(es...)
+	h.deliver()
 	for _, e := range batch {
 		a := e.Item
-		h.deliver(a)
 		if a.result != nil {
 			a.result(e.Cursor, nil)
 		}
@@ -1062,19 +1102,22 @@ func (h *hub) refuseApplied(a applied, err error) {
 	}
 }
 
-// deliver sends a durable commit to every member but its origin and those
-// a state covers it for. A state taken at its cursor goes first, in the
-// same pass over the members (the hot path makes one): it covers the
-// commit, which that member then does not get.
-func (h *hub) deliver(a applied) {
+// deliver sends the states now due, and wakes every member that reads
+// the tail; one that fell off it, or whose lag passed MaxPendingBytes, is
+// ended as a slow consumer. This pass over the members is per append, not
+// per commit: each member takes every commit from its cursor itself.
+func (h *hub) deliver() {
+	durable := h.log.Durable()
 	for c, m := range h.members {
-		if st, ok := m.owed.Due(a.rec.Cursor); ok {
-			c.post(connMsg{kind: msgState, name: h.name, data: st})
+		h.sendDue(c, m, durable)
+		if m.owed.Wanted() {
+			continue // not reading: its state will cover what it misses
 		}
-		if c == a.from || !m.owed.Gets(a.rec.Cursor) {
+		if lag, err := h.tail.Behind(m.ts.read.Load()); err != nil || lag > h.srv.cfg.MaxPendingBytes {
+			c.endSlow()
 			continue
 		}
-		c.post(connMsg{kind: msgCommit, name: h.name, data: a.rec.Commit})
+		c.wakeTopic(m.ts)
 	}
 }
 
