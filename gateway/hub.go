@@ -56,10 +56,10 @@ type hub struct {
 
 	members map[*conn]*member
 	subs    map[*subscriber]struct{}
-	// tail holds the durable commits for members to read from their own
-	// cursors: the hub appends each once and wakes idle members (decision
-	// 031). It is emptied at the durable cursor when the first member joins
-	// and when the last leaves.
+	// tail holds the durable commits for members and subscribers to read
+	// from their own cursors: the hub appends each once and wakes idle
+	// readers (decision 031). Nobody reading, it is emptied at the durable
+	// cursor (when the last reader goes and the first comes).
 	tail *tail.Tail[tailItem]
 
 	// creator is the member whose state will become this new document; state
@@ -98,9 +98,12 @@ type member struct {
 }
 
 // tailItem is what the tail keeps with a commit: its origin link, which
-// does not get it back.
+// does not get it back; its origin as stored, and each delta's path at
+// apply (what the authority was shown), for subscribers.
 type tailItem struct {
-	from *conn
+	from   *conn
+	origin string
+	paths  [][]string
 }
 
 type pendingCommit struct {
@@ -125,6 +128,7 @@ type pendingCommit struct {
 
 type applied struct {
 	rec    store.Record
+	paths  [][]string // each delta's path at apply
 	from   *conn
 	seq    uint64
 	result func(uint64, error)
@@ -461,9 +465,7 @@ func (h *hub) openDecided(c *conn, ts *topicState, peerRoot *frame.Root, want bo
 // commits made durable from now on), or, when it asked for the state,
 // from that state's cursor once the state is sent.
 func (h *hub) join(m *member) {
-	if len(h.members) == 0 {
-		h.tail.Reset(h.log.Durable())
-	}
+	h.resetUnread()
 	h.members[m.c] = m
 	m.ts.read.Store(h.log.Durable())
 }
@@ -632,11 +634,18 @@ func (h *hub) leave(c *conn) {
 		return
 	}
 	delete(h.members, c)
-	if len(h.members) == 0 {
-		h.tail.Reset(h.log.Durable()) // nobody reads it: let the commits go
-	}
+	h.resetUnread()
 	if h.creator == m && !m.stateIn {
 		h.abandonCreation(ReasonClosed, "")
+	}
+}
+
+// resetUnread empties the tail at the durable cursor when nobody reads it:
+// its commits are let go, and whoever comes next starts from a tail that
+// agrees with the document's cursor (which a delete moves back).
+func (h *hub) resetUnread() {
+	if len(h.members) == 0 && len(h.subs) == 0 {
+		h.tail.Reset(h.log.Durable())
 	}
 }
 
@@ -906,7 +915,7 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 		h.settle(p, err)
 		return
 	}
-	h.landed(applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, from: p.from, seq: p.seq, result: p.result, credit: p.credit})
+	h.landed(applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, paths: p.paths, from: p.from, seq: p.seq, result: p.result, credit: p.credit})
 	if p.creator != nil && h.creator == p.creator {
 		h.creatorDone() // its state landed: joiners' states may be taken
 	}
@@ -1001,7 +1010,8 @@ func (h *hub) appended(err error) {
 func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
 	es := make([]tail.Entry[tailItem], len(batch))
 	for i, e := range batch {
-		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: e.Item.rec.Commit, Item: tailItem{from: e.Item.from}}
+		a := &e.Item
+		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: a.rec.Commit, Item: tailItem{from: a.from, origin: a.rec.Origin, paths: a.paths}}
 	}
 	h.tail.Append(es...)
 	h.deliver()
@@ -1038,6 +1048,7 @@ func (h *hub) storeFailed(err error) {
 		h.creator = nil
 		h.stopCreatorTimer()
 		h.log.Restart(0)
+		h.tail.Reset(0)
 		h.snapAt = 0
 		for _, b := range batch {
 			h.refuseApplied(b.Item, e)

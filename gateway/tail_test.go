@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -196,4 +197,99 @@ func dialBuffered(t *testing.T, url string, size int) *rawPeer {
 	ws.SetReadLimit(16 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
 	return &rawPeer{t: t, ws: ws}
+}
+
+// A subscriber that keeps up is fed from the tail: every cursor once, in
+// order, each with the paths computed at apply (commits read back from the
+// store carry none). One that stalls until the tail has let its next
+// commit go resumes from the store, then is fed live again: still every
+// cursor once, in order.
+func TestSubscribersReadTheTail(t *testing.T) {
+	ts := startGateway(t, gateway.Config{TailCommits: 16})
+	// A backend writes (no link is a member): each write returns once
+	// durable.
+	root := frame.Root{ID: commit.NewID(), Kind: commit.Object}
+	if err := ts.Create(ctxT(t), "subs", root); err != nil {
+		t.Fatal(err)
+	}
+	write := func(i int) {
+		op := commit.Replace
+		if i < 10 {
+			op = commit.Add
+		}
+		b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: op, ID: root.ID, Ref: commit.ObjectKey(key(0, i%10)), Value: commit.IntValue(int64(i))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ts.Write(ctxT(t), "subs", gateway.Origin{Kind: "backend", ID: "test"}, b, nil); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	const total, stallAt = 400, 5
+	type seen struct {
+		cursors  []uint64
+		live     int // events with paths
+		lastLive bool
+	}
+	follow := func(stall <-chan struct{}, res *seen, done chan<- error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		end := fmt.Errorf("done")
+		err := ts.Subscribe(ctx, "subs", 0, func(ev gateway.Event) error {
+			res.cursors = append(res.cursors, ev.Cursor)
+			res.lastLive = ev.Paths != nil
+			if res.lastLive {
+				res.live++
+			}
+			if ev.Cursor == stallAt && stall != nil {
+				<-stall
+			}
+			if ev.Cursor == total {
+				return end
+			}
+			return nil
+		})
+		if err == end {
+			err = nil
+		}
+		done <- err
+	}
+	var live, stalled seen
+	liveDone, stalledDone := make(chan error, 1), make(chan error, 1)
+	stall := make(chan struct{})
+	go follow(nil, &live, liveDone)
+	go follow(stall, &stalled, stalledDone)
+	for i := range total {
+		write(i)
+		if i == total/2 {
+			close(stall) // far past the 16 commits the tail holds
+		}
+	}
+	for _, c := range []struct {
+		name string
+		done chan error
+		res  *seen
+	}{{"live", liveDone, &live}, {"stalled", stalledDone, &stalled}} {
+		if err := <-c.done; err != nil {
+			t.Fatalf("%s subscriber: %v", c.name, err)
+		}
+		for i, cur := range c.res.cursors {
+			if cur != uint64(i+1) {
+				t.Fatalf("%s subscriber: event %d is cursor %d", c.name, i, cur)
+			}
+		}
+		if len(c.res.cursors) != total {
+			t.Fatalf("%s subscriber: %d events, want %d", c.name, len(c.res.cursors), total)
+		}
+		t.Logf("%s subscriber: %d of %d events fed from the tail", c.name, c.res.live, total)
+	}
+	if live.live == 0 || !live.lastLive {
+		t.Error("the subscriber that kept up was never fed from the tail")
+	}
+	if stalled.live == total {
+		t.Error("the stalled subscriber never read the store, though the tail let its commits go")
+	}
+	if !stalled.lastLive {
+		t.Error("the stalled subscriber was not fed from the tail again once caught up")
+	}
 }
