@@ -400,9 +400,14 @@ func (sub *subscription) run(name string, mode followMode) {
 			if err != nil {
 				return status.Error(codes.Internal, "a stored commit does not decode")
 			}
-			var paths [][]string
+			// Paths from the tail are those computed once at apply, the
+			// ones the authority was shown; the replica answers for commits
+			// read back from the store, and follows every commit for them.
+			paths := ev.Paths
 			if replica != nil {
-				paths = replica.Paths(c)
+				if paths == nil {
+					paths = replica.Paths(c)
+				}
 				if err := replica.Update(c); err != nil {
 					replica = nil
 				}

@@ -187,6 +187,7 @@ func (h *hub) deleted(err error) {
 	h.deleting = nil
 	h.doc, h.snapAt, h.size = nil, 0, 0
 	h.log.Restart(0)
+	h.tail.Reset(0)
 	h.stored, h.loadErr, h.loadAsked = false, nil, false
 	for sub := range h.subs { // came during the delete
 		sub.stop(errDeleted)

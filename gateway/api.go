@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/gateway/tail"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
@@ -28,6 +29,10 @@ type Event struct {
 	Snapshot bool
 	Root     frame.Root
 	State    []byte // nil for an empty document
+	// Paths holds each delta's attach path from the root as the commit
+	// was applied (what the authority was shown); nil when the commit was
+	// read back from the store, whose records keep no paths.
+	Paths [][]string
 }
 
 // ErrNoDocument is returned for a document the gateway does not hold.
@@ -275,8 +280,10 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 }
 
 // subscriber is woken (never blocked) by its hub when new commits are
-// durable; it reads them from the store itself, so a slow subscriber costs
-// the hub nothing and sees every cursor exactly once.
+// durable; it reads them from the document's tail, or from the store when
+// the tail no longer holds them (a resume from an old cursor, or a
+// subscriber that fell off), so a slow subscriber costs the hub nothing and
+// sees every cursor exactly once.
 type subscriber struct {
 	wake chan struct{}
 	// gone is closed, with why set first, when the hub ends the
@@ -326,9 +333,34 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 	defer h.post(subscribeMsg{sub: sub})
 	next := after + 1
 	const page = 512
+	var buf []tail.Entry[tailItem]
 	for {
 		if err := sub.stopped(); err != nil {
 			return err
+		}
+		// Live: the tail holds every durable commit after its oldest, so
+		// a cursor within it is answered without the store.
+		if next-1 <= h.tail.Head() {
+			es, err := h.tail.Read(next-1, buf[:0], page<<10)
+			if err == nil {
+				for i := range es {
+					e := &es[i]
+					if err := fn(Event{Document: name, Cursor: e.Cursor, Origin: e.Item.origin, Commit: e.Bytes, Paths: e.Item.paths}); err != nil {
+						return err
+					}
+					next = e.Cursor + 1
+				}
+				clear(es) // do not pin what the tail lets go
+				buf = es[:0]
+				if len(es) > 0 {
+					continue
+				}
+				if err := sub.wait(ctx, h); err != nil {
+					return err
+				}
+				continue
+			}
+			// Fallen off: the store has what the tail let go.
 		}
 		recs, err := s.store.Read(ctx, name, next, page)
 		if err != nil && sub.stopped() != nil {
@@ -362,15 +394,23 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 		if len(recs) > 0 {
 			continue // a read may stop short at its byte bound
 		}
-		select {
-		case <-sub.wake:
-		case <-sub.gone:
-			return sub.why
-		case <-h.done:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := sub.wait(ctx, h); err != nil {
+			return err
 		}
+	}
+}
+
+// wait returns when the hub has woken the subscriber, or why it ends.
+func (s *subscriber) wait(ctx context.Context, h *hub) error {
+	select {
+	case <-s.wake:
+		return nil
+	case <-s.gone:
+		return s.why
+	case <-h.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/gateway/tail"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
 )
@@ -36,6 +37,13 @@ type Config struct {
 	// MaxPendingBytes bounds the bytes queued toward one connection. A
 	// connection past it is ended with the fault slow-consumer. 0 means 4 MiB.
 	MaxPendingBytes int
+	// TailCommits and TailBytes bound each document's tail: the durable
+	// commits kept, encoded, for its links to read from their own cursors
+	// (decision 031). A link whose cursor falls off it, or whose lag passes
+	// MaxPendingBytes, is ended with slow-consumer. 0 means 16,384 commits
+	// and 4 MiB.
+	TailCommits int
+	TailBytes   int
 	// MaxFramesInFlight bounds the commits frames one connection may have
 	// waiting for verdicts; past it the gateway stops reading that socket.
 	// 0 means 64.
@@ -100,6 +108,7 @@ const (
 	DefaultMaxMessageBytes       = 1 << 20
 	DefaultMaxPendingBytes       = 4 << 20
 	DefaultMaxFramesInFlight     = 64
+	DefaultTailCommits           = tail.DefaultMaxCommits
 	DefaultMaxTopicsPerLink      = 1024
 	DefaultMaxPendingPerDocument = 8192
 	DefaultMaxInFlightVerdicts   = 256
@@ -135,6 +144,8 @@ func (c Config) withDefaults() Config {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	def(&c.MaxPendingBytes, DefaultMaxPendingBytes)
+	def(&c.TailCommits, DefaultTailCommits)
+	def(&c.TailBytes, c.MaxPendingBytes)
 	def(&c.MaxFramesInFlight, DefaultMaxFramesInFlight)
 	def(&c.MaxTopicsPerLink, DefaultMaxTopicsPerLink)
 	def(&c.MaxPendingPerDocument, DefaultMaxPendingPerDocument)

@@ -15,6 +15,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/requests"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/gateway/tail"
 	"github.com/weftgate/weftgate/internal/wsguard"
 	"github.com/weftgate/weftgate/internal/wsread"
 	"github.com/weftgate/weftgate/protocol"
@@ -53,6 +54,9 @@ type conn struct {
 	ended  bool
 	endErr *endReason
 	wake   chan struct{}
+	// dirty are topics whose document's tail grew since the loop last
+	// looked (each at most once: topicState.dirty).
+	dirty []*topicState
 
 	lastPong atomic.Int64 // unix nanoseconds
 	// held: the reader waits for a commits frame's credit, so nothing,
@@ -66,6 +70,10 @@ type conn struct {
 	byTopic map[uint64]*topicState
 	out     []byte
 	guard   *time.Timer // closes the socket when a flush outlasts WriteTimeout
+	// behind are topics with more of their tail to read; tailBuf is the
+	// read's scratch.
+	behind  []*topicState
+	tailBuf []tail.Entry[tailItem]
 }
 
 type topicState struct {
@@ -74,6 +82,20 @@ type topicState struct {
 	hub   *hub
 	// number is topic for readers off the loop goroutine (the status).
 	number atomic.Uint64
+	// read is the cursor through which the document's tail was taken
+	// into the link: stored by the loop as it reads, and by the hub when
+	// the member joins or is sent its state; the hub measures lag by it.
+	read atomic.Uint64
+	// dirty: the hub woke the loop for this topic and the loop has not
+	// looked yet (one wake per idle spell, not one per commit).
+	dirty atomic.Bool
+
+	// Owned by the loop goroutine. cursor is where the next read starts;
+	// reading says the tail is read at all (not before the share, nor
+	// while the peer waits for a state, which covers what it skips).
+	cursor  uint64
+	reading bool
+	behind  bool // in conn.behind
 }
 
 type inbound struct {
@@ -88,7 +110,6 @@ const (
 	msgShare msgKind = iota
 	msgDecline
 	msgState
-	msgCommit
 	msgRefuse
 	msgEnd
 )
@@ -104,6 +125,10 @@ type connMsg struct {
 	reasons []frame.Reason
 	reason  protocol.Reason
 	text    string
+	// cursor, for a share or a state, is where the member's reading of
+	// the tail starts; owed says a share's peer waits for a state first.
+	cursor uint64
+	owed   bool
 }
 
 // endReason is why a connection ended: a fault to send (if any) and the
@@ -146,10 +171,35 @@ func (c *conn) post(m connMsg) {
 	c.queued += len(m.data) + 64
 	if c.queued > c.srv.cfg.MaxPendingBytes {
 		c.mu.Unlock()
-		c.end(&endReason{fault: ReasonSlowConsumer, message: "the connection did not keep up with its documents", status: websocket.StatusPolicyViolation})
+		c.endSlow()
 		return
 	}
 	c.queue = append(c.queue, m)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// endSlow ends a connection that did not keep up: its queue or its lag
+// behind a document's tail passed MaxPendingBytes, or it fell off a tail.
+func (c *conn) endSlow() {
+	c.end(&endReason{fault: ReasonSlowConsumer, message: "the connection did not keep up with its documents", status: websocket.StatusPolicyViolation})
+}
+
+// wakeTopic tells the loop that ts's tail grew. It never blocks, and
+// wakes the loop only when the topic was not already waiting.
+func (c *conn) wakeTopic(ts *topicState) {
+	if !ts.dirty.CompareAndSwap(false, true) {
+		return
+	}
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.dirty = append(c.dirty, ts)
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -175,7 +225,7 @@ func (c *conn) end(r *endReason) {
 	}
 	c.ended = true
 	c.endErr = r
-	c.queue = nil
+	c.queue, c.dirty = nil, nil
 	c.mu.Unlock()
 	if r.slow() {
 		c.srv.metrics.slowConsumer()
@@ -317,13 +367,29 @@ func (c *conn) pingLoop() {
 
 func (c *conn) loop() {
 	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case in := <-c.frames:
-			c.receive(in)
-		case <-c.wake:
-			c.drain()
+		if len(c.behind) == 0 {
+			select {
+			case <-c.ctx.Done():
+				return
+			case in := <-c.frames:
+				c.receive(in)
+			case <-c.wake:
+				c.drain()
+			}
+		} else {
+			// More tail to read: the socket took the last round, so take
+			// the next, after whatever else is ready.
+			select {
+			case <-c.ctx.Done():
+				return
+			case in := <-c.frames:
+				c.receive(in)
+			case <-c.wake:
+				c.drain()
+			default:
+				c.pull()
+				c.events(nil)
+			}
 		}
 		// Take whatever else is ready so it leaves in one write burst.
 	more:
@@ -353,17 +419,82 @@ func (c *conn) receive(in inbound) {
 	c.events(in.credit)
 }
 
-// drain applies every queued hub message to the link.
+// drain applies every queued hub message to the link, then reads the
+// tails that grew.
 func (c *conn) drain() {
 	c.mu.Lock()
-	q := c.queue
-	c.queue = nil
+	q, dirty := c.queue, c.dirty
+	c.queue, c.dirty = nil, nil
 	c.queued = 0
 	c.mu.Unlock()
 	for i := range q {
 		c.apply(&q[i])
 	}
+	for _, ts := range dirty {
+		ts.dirty.Store(false) // before the read: a later append wakes us again
+		c.markBehind(ts)
+	}
+	c.pull()
 	c.events(nil)
+}
+
+// markBehind queues ts for the next pull.
+func (c *conn) markBehind(ts *topicState) {
+	if !ts.behind {
+		ts.behind = true
+		c.behind = append(c.behind, ts)
+	}
+}
+
+// pullBytes bounds the commit bytes one pull takes per topic, so a link
+// far behind writes between reads and still hears its peer.
+const pullBytes = 1 << 20
+
+// pull takes into the link, for each topic behind, the commits after its
+// cursor: up to pullBytes each, batched by the link into as few frames as
+// its frame bound allows. A topic still behind stays for the next pull.
+// One that fell off its tail stops reading: the hub, which saw it fall,
+// ends the connection as a slow consumer.
+func (c *conn) pull() {
+	keep := c.behind[:0]
+	for _, ts := range c.behind {
+		if c.topics[ts.name] != ts || !ts.reading || ts.topic == 0 {
+			ts.behind = false
+			continue
+		}
+		t := ts.hub.tail
+		es, err := t.Read(ts.cursor, c.tailBuf[:0], pullBytes)
+		if err != nil {
+			ts.reading, ts.behind = false, false
+			continue
+		}
+		n := 0
+		for i := range es {
+			ts.cursor = es[i].Cursor
+			if es[i].Item.from == c {
+				continue // its own commit: never sent back
+			}
+			if _, err := c.link.Send(ts.topic, es[i].Bytes, nil); err != nil {
+				c.faultTopic(ts, protocol.ReasonOf(err), err.Error())
+				break
+			}
+			n++
+		}
+		clear(es) // the buffer must not pin commits the tail let go
+		c.tailBuf = es[:0]
+		c.srv.metrics.delivered(n)
+		ts.read.Store(ts.cursor)
+		if c.topics[ts.name] == ts && ts.reading && ts.cursor < t.Head() {
+			keep = append(keep, ts)
+		} else {
+			ts.behind = false
+		}
+	}
+	clear(c.behind[len(keep):])
+	c.behind = keep
+	if cap(c.tailBuf) > 4096 {
+		c.tailBuf = nil // do not pin a large buffer to an idle link
+	}
 }
 
 func (c *conn) apply(m *connMsg) {
@@ -381,6 +512,9 @@ func (c *conn) apply(m *connMsg) {
 		ts.topic = topic
 		ts.number.Store(topic)
 		c.byTopic[topic] = ts
+		ts.cursor, ts.reading = m.cursor, !m.owed
+		ts.read.Store(m.cursor)
+		c.markBehind(ts)
 	case msgDecline:
 		if m.reason == "" || m.reason == protocol.NoDocument {
 			c.link.Decline(m.name)
@@ -394,15 +528,13 @@ func (c *conn) apply(m *connMsg) {
 				// A state that cannot be sent (too large for one message)
 				// ends this topic with why, never silence or the link.
 				c.faultTopic(ts, ReasonDocumentTooLarge, err.Error())
-			}
-		}
-	case msgCommit:
-		if ts.topic != 0 {
-			if _, err := c.link.Send(ts.topic, m.data, nil); err != nil {
-				c.faultTopic(ts, protocol.ReasonOf(err), err.Error())
 				return
 			}
-			c.srv.metrics.delivered(1)
+			// The state covers everything through its cursor; the
+			// commits after it come from the tail.
+			ts.cursor, ts.reading = m.cursor, true
+			ts.read.Store(m.cursor)
+			c.markBehind(ts)
 		}
 	case msgRefuse:
 		if ts.topic != 0 {
@@ -436,6 +568,8 @@ func (c *conn) events(credit *frameCredit) {
 			c.peerOpened(e)
 		case link.StateWanted:
 			if ts := c.byTopic[e.Topic]; ts != nil {
+				// The state will cover what it would read meanwhile.
+				ts.reading = false
 				ts.hub.post(wantMsg{c})
 			}
 		case link.CommitsArrived:

@@ -149,7 +149,9 @@ func (h *hub) applyForeign(r store.Record) bool {
 		return false
 	}
 	c, err := commit.Decode(r.Commit)
+	var paths [][]string // for subscribers, as the writing node's were
 	if err == nil {
+		paths = h.doc.Paths(c)
 		err = h.doc.Update(c)
 	}
 	if err != nil {
@@ -161,7 +163,7 @@ func (h *hub) applyForeign(r store.Record) bool {
 	h.size += len(r.Commit)
 	h.log.Restart(r.Cursor)
 	h.srv.metrics.Foreign.Add(1)
-	h.madeDurable([]docsm.Landed[applied]{{Cursor: r.Cursor, Item: applied{rec: r}}})
+	h.madeDurable([]docsm.Landed[applied]{{Cursor: r.Cursor, Item: applied{rec: r, paths: paths}}})
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/gateway/tail"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/document"
@@ -77,6 +78,11 @@ type hub struct {
 
 	members map[*conn]*member
 	subs    map[*subscriber]struct{}
+	// tail holds the durable commits for members and subscribers to read
+	// from their own cursors: the hub appends each once and wakes idle
+	// readers (decision 031). Nobody reading, it is emptied at the durable
+	// cursor (when the last reader goes and the first comes).
+	tail *tail.Tail[tailItem]
 
 	// creator is the member whose state will become this new document; state
 	// requests wait until it has arrived (notes section 12).
@@ -114,6 +120,15 @@ type member struct {
 	owed docsm.Owed
 }
 
+// tailItem is what the tail keeps with a commit: its origin link, which
+// does not get it back; its origin as stored, and each delta's path at
+// apply (what the authority was shown), for subscribers.
+type tailItem struct {
+	from   *conn
+	origin string
+	paths  [][]string
+}
+
 type pendingCommit struct {
 	origin Origin
 	from   *conn // nil for a backend write
@@ -136,6 +151,7 @@ type pendingCommit struct {
 
 type applied struct {
 	rec    store.Record
+	paths  [][]string // each delta's path at apply
 	from   *conn
 	seq    uint64
 	result func(uint64, error)
@@ -163,6 +179,7 @@ func newHub(s *Server, name string) *hub {
 		}),
 		subs: make(map[*subscriber]struct{}),
 		rest: docsm.Idle{After: s.cfg.IdleUnload},
+		tail: tail.New[tailItem](tail.Config{MaxCommits: s.cfg.TailCommits, MaxBytes: s.cfg.TailBytes}),
 	}
 	s.track(h.run)
 	return h
@@ -545,8 +562,8 @@ func (h *hub) openDecided(o openMsg, err error) {
 		if want {
 			m.owed.Want()
 		}
-		h.members[c] = m
-		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}})
+		h.join(m)
+		c.post(connMsg{kind: msgShare, name: h.name, root: &frame.Root{ID: root, Kind: kind}, cursor: h.log.Durable(), owed: want})
 		return
 	}
 	if h.mayLoad() {
@@ -566,10 +583,19 @@ func (h *hub) openDecided(o openMsg, err error) {
 	h.doc = document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits)
 	h.size = 0
 	m := &member{c: c, ts: ts}
-	h.members[c] = m
+	h.join(m)
 	h.creation.Begin(m, time.Now(), h.srv.cfg.StateTimeout)
 	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(creatorLateMsg{m}) })
-	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true})
+	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true, cursor: h.log.Durable()})
+}
+
+// join makes m a member. It reads the tail from the durable cursor (the
+// commits made durable from now on), or, when it asked for the state,
+// from that state's cursor once the state is sent.
+func (h *hub) join(m *member) {
+	h.resetUnread()
+	h.members[m.c] = m
+	m.ts.read.Store(h.log.Durable())
 }
 
 // storeEmpty stores a new empty document, which no commit will store. An
@@ -743,8 +769,18 @@ func (h *hub) leave(c *conn) {
 		return
 	}
 	delete(h.members, c)
+	h.resetUnread()
 	if h.creation.Left(m) {
 		h.abandonCreation(ReasonClosed, "")
+	}
+}
+
+// resetUnread empties the tail at the durable cursor when nobody reads it:
+// its commits are let go, and whoever comes next starts from a tail that
+// agrees with the document's cursor (which a delete moves back).
+func (h *hub) resetUnread() {
+	if len(h.members) == 0 && len(h.subs) == 0 {
+		h.tail.Reset(h.log.Durable())
 	}
 }
 
@@ -773,9 +809,17 @@ func (h *hub) takeState(m *member) {
 // sendDueStates sends every taken state whose cursor is durable.
 func (h *hub) sendDueStates(durable uint64) {
 	for c, m := range h.members {
-		if st, ok := m.owed.Due(durable); ok {
-			c.post(connMsg{kind: msgState, name: h.name, data: st})
-		}
+		h.sendDue(c, m, durable)
+	}
+}
+
+// sendDue sends m its taken state when durable has reached it. m then
+// reads the tail after the state's cursor: it never gets a commit the
+// state covers, and the state goes before every commit after it.
+func (h *hub) sendDue(c *conn, m *member, durable uint64) {
+	if st, ok := m.owed.Due(durable); ok {
+		m.ts.read.Store(m.owed.After())
+		c.post(connMsg{kind: msgState, name: h.name, data: st, cursor: m.owed.After()})
 	}
 }
 
@@ -1008,7 +1052,7 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 		h.settle(p, err)
 		return
 	}
-	a := applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, from: p.from, seq: p.seq, result: p.result, credit: p.credit}
+	a := applied{rec: store.Record{Commit: p.bytes, Origin: p.origin.ID}, paths: p.paths, from: p.from, seq: p.seq, result: p.result, credit: p.credit}
 	if h.shared() {
 		a.undo, a.p = undo, p
 	}
@@ -1117,9 +1161,15 @@ func (h *hub) appended(err error) {
 
 // madeDurable delivers commits the store holds and settles them.
 func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
+	es := make([]tail.Entry[tailItem], len(batch))
+	for i, e := range batch {
+		a := &e.Item
+		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: a.rec.Commit, Item: tailItem{from: a.from, origin: a.rec.Origin, paths: a.paths}}
+	}
+	h.tail.Append(es...)
+	h.deliver()
 	for _, e := range batch {
 		a := e.Item
-		h.deliver(a)
 		if a.result != nil {
 			a.result(e.Cursor, nil)
 		}
@@ -1182,6 +1232,7 @@ func (h *hub) reloadedAfterFailure() {
 		h.creation.Done()
 		h.stopCreatorTimer()
 		h.log.Restart(0)
+		h.tail.Reset(0)
 		h.snapAt = 0
 		for c := range h.members {
 			c.post(connMsg{kind: msgEnd, name: h.name, reason: ReasonStoreUnavailable, text: "the document could not be stored; open it again"})
@@ -1209,19 +1260,22 @@ func (h *hub) refuseApplied(a applied, err error) {
 	}
 }
 
-// deliver sends a durable commit to every member but its origin and those
-// a state covers it for. A state taken at its cursor goes first, in the
-// same pass over the members (the hot path makes one): it covers the
-// commit, which that member then does not get.
-func (h *hub) deliver(a applied) {
+// deliver sends the states now due, and wakes every member that reads
+// the tail; one that fell off it, or whose lag passed MaxPendingBytes, is
+// ended as a slow consumer. This pass over the members is per append, not
+// per commit: each member takes every commit from its cursor itself.
+func (h *hub) deliver() {
+	durable := h.log.Durable()
 	for c, m := range h.members {
-		if st, ok := m.owed.Due(a.rec.Cursor); ok {
-			c.post(connMsg{kind: msgState, name: h.name, data: st})
+		h.sendDue(c, m, durable)
+		if m.owed.Wanted() {
+			continue // not reading: its state will cover what it misses
 		}
-		if c == a.from || !m.owed.Gets(a.rec.Cursor) {
+		if lag, err := h.tail.Behind(m.ts.read.Load()); err != nil || lag > h.srv.cfg.MaxPendingBytes {
+			c.endSlow()
 			continue
 		}
-		c.post(connMsg{kind: msgCommit, name: h.name, data: a.rec.Commit})
+		c.wakeTopic(m.ts)
 	}
 }
 

@@ -160,6 +160,7 @@ func (h *hub) handle(m hubMsg) {
 		h.call(m)
 	case subscribeMsg:
 		if m.add {
+			h.resetUnread()
 			h.subs[m.sub] = struct{}{}
 			// Read once more now that it is counted: on a shared log,
 			// records may have come between its first read and the
@@ -167,6 +168,7 @@ func (h *hub) handle(m hubMsg) {
 			m.sub.notify()
 		} else {
 			delete(h.subs, m.sub)
+			h.resetUnread()
 		}
 	case heldMsg:
 		m.res <- h.doc != nil

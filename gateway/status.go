@@ -60,7 +60,8 @@ type LinkStatus struct {
 	Documents []string
 	// QueueMessages and QueueBytes are what hubs queued toward the socket
 	// and the writer has not taken yet (bytes as counted against
-	// MaxPendingBytes).
+	// MaxPendingBytes); QueueBytes adds the commit bytes of its documents'
+	// tails it has not read yet (its lag).
 	QueueMessages int
 	QueueBytes    int
 	// LastPong is when the peer last answered a ping; zero when it never did.
@@ -100,13 +101,15 @@ func (s *Server) Status(ctx context.Context) Status {
 		}
 	}
 	open := map[*conn][]string{}
+	lag := map[*conn]int{}
 gather:
 	for range asked {
 		select {
 		case a := <-res:
 			st.Documents = append(st.Documents, a.d)
-			for _, c := range a.links {
+			for i, c := range a.links {
 				open[c] = append(open[c], a.d.Name)
+				lag[c] += a.lags[i]
 			}
 		case <-ctx.Done():
 			break gather
@@ -118,6 +121,7 @@ gather:
 		c.mu.Lock()
 		ls := LinkStatus{ID: c.id, Addr: c.addr, QueueMessages: len(c.queue), QueueBytes: c.queued}
 		c.mu.Unlock()
+		ls.QueueBytes += lag[c]
 		ls.Identity, ls.Documents = c.identity, open[c]
 		sort.Strings(ls.Documents)
 		if ns := c.lastPong.Load(); ns != 0 {
@@ -156,6 +160,7 @@ func membersOf(h *hub) []MemberStatus {
 type statusAnswer struct {
 	d     DocumentStatus
 	links []*conn
+	lags  []int // each link's bytes behind the tail's head
 }
 
 // status answers for Status; on the hub goroutine.
@@ -172,8 +177,10 @@ func (h *hub) status() statusAnswer {
 	if h.doc != nil {
 		a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()
 	}
-	for c := range h.members {
+	for c, m := range h.members {
 		a.links = append(a.links, c)
+		lag, _ := h.tail.Behind(m.ts.read.Load())
+		a.lags = append(a.lags, lag)
 	}
 	return a
 }

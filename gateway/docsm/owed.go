@@ -54,6 +54,10 @@ func (o *Owed) Due(durable uint64) (state []byte, ok bool) {
 	return state, true
 }
 
+// After is the cursor the last state sent covers: the member's commits
+// start after it.
+func (o *Owed) After() uint64 { return o.after }
+
 // Gets reports whether the durable commit at cursor goes to the member:
 // not while a state is owed (it will cover it), and not when the last
 // state sent covers it.
