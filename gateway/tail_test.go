@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,6 +231,7 @@ func TestSubscribersReadTheTail(t *testing.T) {
 		cursors  []uint64
 		live     int // events with paths
 		lastLive bool
+		at       atomic.Uint64 // the last cursor seen, for the writer
 	}
 	follow := func(stall <-chan struct{}, res *seen, done chan<- error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -237,6 +239,7 @@ func TestSubscribersReadTheTail(t *testing.T) {
 		end := fmt.Errorf("done")
 		err := ts.Subscribe(ctx, "subs", 0, func(ev gateway.Event) error {
 			res.cursors = append(res.cursors, ev.Cursor)
+			res.at.Store(ev.Cursor)
 			res.lastLive = ev.Paths != nil
 			if res.lastLive {
 				res.live++
@@ -260,6 +263,11 @@ func TestSubscribersReadTheTail(t *testing.T) {
 	go follow(nil, &live, liveDone)
 	go follow(stall, &stalled, stalledDone)
 	for i := range total {
+		if i == total-1 {
+			// The last commit comes once the stalled one has caught up,
+			// so it must come from the tail whatever the host's speed.
+			eventually(t, "the stalled subscriber to catch up", func() bool { return stalled.at.Load() == total-1 })
+		}
 		write(i)
 		if i == total/2 {
 			close(stall) // far past the 16 commits the tail holds
