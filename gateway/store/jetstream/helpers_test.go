@@ -44,17 +44,29 @@ func startServer(t testing.TB, dir string, port int) *natsServer {
 
 func (ns *natsServer) start() {
 	ns.t.Helper()
+	ns.launch()
+	ns.ready()
+}
+
+// launch starts the server without waiting for it.
+func (ns *natsServer) launch() {
+	ns.t.Helper()
 	srv, err := server.NewServer(ns.opts)
 	if err != nil {
 		ns.t.Fatal(err)
 	}
 	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
+	ns.srv = srv
+}
+
+// ready waits until the server takes clients.
+func (ns *natsServer) ready() {
+	ns.t.Helper()
+	if !ns.srv.ReadyForConnections(20 * time.Second) {
 		ns.t.Fatal("nats-server did not start")
 	}
 	// Restarts reuse the port the first start was given.
-	ns.opts.Port = srv.Addr().(*net.TCPAddr).Port
-	ns.srv = srv
+	ns.opts.Port = ns.srv.Addr().(*net.TCPAddr).Port
 }
 
 func (ns *natsServer) stop() {
