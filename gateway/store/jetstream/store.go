@@ -25,10 +25,12 @@ import (
 const (
 	hdrCursor = "Weft-Cursor"
 	hdrOrigin = "Weft-Origin"
-	// hdrOverhead is a generous bound on a record's subject and headers,
-	// for the max payload check.
-	hdrOverhead = 1024
 )
+
+// RecordOverhead bounds the header bytes a record adds to its commit (the
+// cursor, the escaped origin, the expected sequence, the batch headers):
+// a commit of at most the server's max_payload less this always fits.
+const RecordOverhead = 1024 + 3*store.MaxOriginBytes
 
 // maxCachedDocs bounds the per-document write state a Store keeps; idle
 // entries beyond it are dropped and read again from the server.
@@ -355,8 +357,8 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 	}
 	if limit := s.nc.MaxPayload(); limit > 0 {
 		for _, r := range recs {
-			if n := len(r.Commit) + 3*len(r.Origin) + hdrOverhead; int64(n) > limit {
-				return errorf(store.TooLarge, doc, "record of %d bytes exceeds the NATS server's max_payload (%d)", len(r.Commit), limit)
+			if int64(len(r.Commit)+RecordOverhead) > limit {
+				return errorf(store.TooLarge, doc, "record of %d bytes and its headers exceed the NATS server's max_payload (%d)", len(r.Commit), limit)
 			}
 		}
 	}
