@@ -138,8 +138,16 @@ func (a *app) handlers() (ws, admin *http.ServeMux) {
 func (a *app) openStore() error {
 	a.health = &storeHealth{log: a.log}
 	opts := a.cfg.storeOptions(a.health.changed)
-	if a.cfg.Store == storeMemory {
+	switch a.cfg.Store {
+	case storeMemory:
 		a.store = store.NewMemoryOptions(opts)
+		return nil
+	case storeNats:
+		st, err := a.openNats(a.health.changed)
+		if err != nil {
+			return a.p.invalid("nats-url", err)
+		}
+		a.store = st
 		return nil
 	}
 	st, err := store.Open(filepath.Clean(a.cfg.DataDir), opts)

@@ -45,6 +45,10 @@ type settings struct {
 
 	Store                  string
 	DataDir                string
+	NatsURL                string
+	NatsCreds              string
+	NatsTLSCA              string
+	NatsReplicas           int
 	StoreRetain            int
 	StoreQueueLength       int
 	StoreBatchRecords      int
@@ -139,8 +143,12 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.BoolVar(&s.InsecureGRPC, "insecure-grpc", false, "allow -grpc-addr off loopback with neither -grpc-token nor -grpc-client-ca (anyone who reaches it can read and write every document)")
 	fs.BoolVar(&s.InsecureAdmin, "insecure-admin", false, "allow /status and /metrics (and -pprof) on an address off loopback, where they list every document to anyone who reaches it")
 
-	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir) or memory (nothing survives)")
+	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir), memory (nothing survives) or nats (JetStream at -nats-url; -nats-url alone implies it)")
 	str(&s.DataDir, "data-dir", defaultDataDir, "`directory` of the embedded store (created if missing)")
+	str(&s.NatsURL, "nats-url", "", "NATS server `urls`, comma-separated, holding the document logs in JetStream (not yet a cluster: each node must be the only one writing its documents)")
+	str(&s.NatsCreds, "nats-creds", "", "NATS credentials `file` (user JWT and NKey seed)")
+	str(&s.NatsTLSCA, "nats-tls-ca", "", "PEM `file` of the CAs that sign the NATS servers' certificates (the system's when empty)")
+	num(&s.NatsReplicas, "nats-replicas", 1, "replicas of the JetStream stream, KV bucket and object store: 1, or 3 to survive losing a server")
 	num(&s.StoreRetain, "store-retain", store.DefaultRetain, "records kept behind the newest snapshot for resuming subscribers (0 keeps all)")
 	num(&s.StoreQueueLength, "store-queue-length", store.DefaultQueueLength, "writes waiting for the store writer before callers block")
 	num(&s.StoreBatchRecords, "store-batch-records", store.DefaultBatchRecords, "records in one group commit")
@@ -192,4 +200,5 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 const (
 	storeBolt   = "bolt"
 	storeMemory = "memory"
+	storeNats   = "nats"
 )

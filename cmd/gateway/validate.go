@@ -38,6 +38,9 @@ var adminPaths = []string{"/healthz", "/readyz", "/metrics", "/status"}
 // that cannot work is the error, named.
 func (p *parsed) validate() (*resolved, error) {
 	s := &p.s
+	if s.NatsURL != "" && p.source["store"] == fromDefault {
+		s.Store = storeNats
+	}
 	r := &resolved{}
 	check := func(name string, err error) error {
 		if err != nil {
@@ -52,7 +55,9 @@ func (p *parsed) validate() (*resolved, error) {
 		check("grpc-addr", checkAddr(s.GRPCAddr, false)),
 		check("ws-paths", checkPaths(s.WSPaths, s.AdminAddr == "")),
 		check("demo", oneOf(s.Demo, demoAuto, demoOn, demoOff)),
-		check("store", oneOf(s.Store, storeBolt, storeMemory)),
+		check("store", oneOf(s.Store, storeBolt, storeMemory, storeNats)),
+		check("nats-url", checkNats(s.Store, s.NatsURL)),
+		check("nats-replicas", oneOf(strconv.Itoa(s.NatsReplicas), "1", "3")),
 		check("data-dir", nonEmpty(s.DataDir, s.Store == storeBolt)),
 		check("log-format", oneOf(s.LogFormat, "text", "json")),
 		check("log-level", r.logLevel.UnmarshalText([]byte(s.LogLevel))),
@@ -441,4 +446,16 @@ func (p *parsed) checkDataDir() error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
+}
+
+// checkNats: -store nats needs -nats-url, and -nats-url means nothing to
+// another store, so both set apart is a mistake, named.
+func checkNats(kind, urls string) error {
+	switch {
+	case kind == storeNats && urls == "":
+		return errors.New("-store nats needs the NATS servers' urls")
+	case kind != storeNats && urls != "":
+		return fmt.Errorf("set with -store %s, which does not use NATS (drop one)", kind)
+	}
+	return nil
 }

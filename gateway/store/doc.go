@@ -2,10 +2,11 @@
 // the gateway delivered is lost: a hub appends a document's commits with
 // gap-free cursors and delivers them only once Append has returned.
 //
-// Two implementations share one interface, Store: Open, an embedded
+// Two implementations here share one interface, Store: Open, an embedded
 // crash-safe store on one bbolt file with group commit (many concurrent
 // appends share one transaction and its syncs), and NewMemory, for tests and
-// diskless runs. Both keep a document as a snapshot (its whole state at a
+// diskless runs. A third, gateway/store/jetstream, keeps the log on NATS
+// JetStream; storetest holds the conformance suite all three pass. Both keep a document as a snapshot (its whole state at a
 // cursor, which also fixes its root) plus the records after it, and retain
 // Options.Retain records behind the newest snapshot for subscribers that
 // resume.

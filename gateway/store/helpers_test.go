@@ -8,9 +8,6 @@ import (
 	"testing"
 )
 
-// opener makes a fresh store for one test and closes it at cleanup.
-type opener func(t *testing.T, o Options) Store
-
 func rootOf(doc string) [12]byte {
 	var r [12]byte
 	copy(r[:], "root:"+doc)

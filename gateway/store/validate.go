@@ -131,3 +131,17 @@ func readLimit(max int) int {
 func take(count, size, n, maxCount, maxBytes int) bool {
 	return count == 0 || (count < maxCount && size+n <= maxBytes)
 }
+
+// CheckAppend validates recs on their own, before anything is written:
+// the name, the limits and consecutive cursors. Every implementation,
+// also outside this package, admits an Append with it first.
+func CheckAppend(doc string, recs []Record) error {
+	_, err := checkAppend(doc, recs)
+	return err
+}
+
+// CheckSnapshot validates s on its own: the name and the state's size.
+func CheckSnapshot(doc string, s Snapshot) error { return checkSnapshot(doc, s) }
+
+// CheckName validates a document name.
+func CheckName(doc string) error { return checkName(doc) }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	jsstore "github.com/weftgate/weftgate/gateway/store/jetstream"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
+)
+
+// startNats starts an embedded JetStream server on loopback for one test,
+// with the given max_payload (0: the server's default, 1 MiB).
+func startNats(t *testing.T, maxPayload int32) string {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), MaxPayload: maxPayload, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	return srv.ClientURL()
+}
+
+func TestNatsSettings(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string // the store kind, or the setting named in the error
+	}{
+		{[]string{"-nats-url", "nats://127.0.0.1:4222"}, nil, storeNats},
+		{nil, map[string]string{"WEFTGATE_NATS_URL": "nats://a:4222,nats://b:4222"}, storeNats},
+		{[]string{"-store", "nats", "-nats-url", "nats://127.0.0.1:4222", "-nats-replicas", "3"}, nil, storeNats},
+		{[]string{"-store", "nats"}, nil, "nats-url"},
+		{[]string{"-store", "memory", "-nats-url", "nats://127.0.0.1:4222"}, nil, "nats-url"},
+		{[]string{"-nats-url", "nats://127.0.0.1:4222", "-nats-replicas", "2"}, nil, "nats-replicas"},
+	} {
+		p, _, err := parseAndValidate(c.args, c.env)
+		var se *settingError
+		switch {
+		case err == nil && p.s.Store == c.want:
+		case errors.As(err, &se) && se.Name == c.want:
+		default:
+			t.Errorf("%v %v: store %v, error %v; want %s", c.args, c.env, p, err, c.want)
+		}
+	}
+}
+
+// TestAppOnNats: the gateway app with -nats-url keeps a document's log in
+// JetStream: a commit one peer makes reaches another and is in the log,
+// read back through another connection.
+func TestAppOnNats(t *testing.T) {
+	url := startNats(t, 2<<20)
+	ta := newTestApp(t, "-store", "nats", "-nats-url", url)
+	ctx := testCtx(t)
+	root := commit.NewID()
+	a := dialPeer(t, ctx, ta.srv.URL)
+	a.create("doc", root)
+	b := dialPeer(t, ctx, ta.srv.URL)
+	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
+	b.expect(frame.Open)
+	b.expect(frame.State)
+	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "hello")}})
+	if f := b.expect(frame.Commits); len(f.Commits) != 1 {
+		t.Fatalf("b got %d commits, want 1", len(f.Commits))
+	}
+	if err := ta.store.Healthy(ctx); err != nil {
+		t.Fatalf("store: %v", err)
+	}
+
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	s, err := jsstore.Open(ctx, nc, jsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Read(context.Background(), "doc", 1, 0)
+	if err != nil || len(got) != 1 || string(got[0].Commit) != string(setTitle(t, root, "hello")) {
+		t.Fatalf("the log holds %s, %v; want the one commit", fmt.Sprint(got), err)
+	}
+}
+
+// TestNatsMaxPayloadTooSmall: a server whose max_payload cannot carry the
+// largest commit the gateway accepts stops the start, named, instead of
+// refusing that commit later.
+func TestNatsMaxPayloadTooSmall(t *testing.T) {
+	url := startNats(t, 0)
+	p, res, err := parseAndValidate([]string{"-nats-url", url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newApp(p, res, slog.New(slog.DiscardHandler))
+	var se *settingError
+	if !errors.As(err, &se) || se.Name != "nats-url" || !strings.Contains(err.Error(), "max_payload") {
+		t.Fatalf("start on a 1 MiB max_payload: %v", err)
+	}
+	// Within it, the start goes on.
+	p, res, err = parseAndValidate([]string{"-nats-url", url, "-max-commit-bytes", "65536"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := newApp(p, res, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("start with small commits: %v", err)
+	}
+	if err := a.gw.Shutdown(testCtx(t)); err != nil {
+		t.Error(err)
+	}
+	a.store.Close()
+}

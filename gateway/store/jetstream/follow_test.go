@@ -1,0 +1,112 @@
+package jsstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/gateway/store/storetest"
+)
+
+// follow runs s.Follow(doc, after) until it has seen n records, and
+// returns them and Follow's result.
+func follow(s *Store, doc string, after uint64, n int) (<-chan []store.Record, <-chan error) {
+	recs, done := make(chan []store.Record, 1), make(chan error, 1)
+	go func() {
+		var got []store.Record
+		errEnough := errors.New("enough")
+		err := s.Follow(context.Background(), doc, after, func(r store.Record) error {
+			got = append(got, r)
+			if len(got) == n {
+				return errEnough
+			}
+			return nil
+		})
+		if errors.Is(err, errEnough) {
+			err = nil
+		}
+		recs <- got
+		done <- err
+	}()
+	return recs, done
+}
+
+// TestFollow: a store learns, in order and whole, what another store on
+// another connection appends, from the start, from the middle and from
+// the end of the log.
+func TestFollow(t *testing.T) {
+	ns := startServer(t, t.TempDir(), -1)
+	writer, _ := openOn(t, ns, Options{})
+	reader, _ := openOn(t, ns, Options{})
+	storetest.Create(t, writer, "d", 0)
+	storetest.Create(t, writer, "other", 0)
+	storetest.AppendRange(t, writer, "d", 1, 100, 7)
+
+	fromStart, doneStart := follow(reader, "d", 0, 300)
+	fromMiddle, doneMiddle := follow(reader, "d", 70, 230)
+	// Records of another document interleave in the stream.
+	storetest.AppendRange(t, writer, "other", 1, 50, 3)
+	storetest.AppendRange(t, writer, "d", 101, 200, 1)
+	fromEnd, doneEnd := follow(reader, "d", 200, 100)
+	storetest.AppendRange(t, writer, "d", 201, 300, 40)
+
+	for _, c := range []struct {
+		recs <-chan []store.Record
+		done <-chan error
+		from uint64
+	}{{fromStart, doneStart, 1}, {fromMiddle, doneMiddle, 71}, {fromEnd, doneEnd, 201}} {
+		if err := <-c.done; err != nil {
+			t.Fatalf("follow from %d: %v", c.from, err)
+		}
+		storetest.WantRecords(t, "d", <-c.recs, c.from, 300)
+	}
+}
+
+// TestFollowEdges: Follow's named outcomes.
+func TestFollowEdges(t *testing.T) {
+	ns := startServer(t, t.TempDir(), -1)
+	s, _ := openOn(t, ns, Options{Retain: 10})
+	ctx := context.Background()
+	storetest.Create(t, s, "d", 0)
+	storetest.AppendRange(t, s, "d", 1, 200, 50)
+	if err := s.PutSnapshot(ctx, "d", store.Snapshot{Cursor: 150, Root: storetest.RootOf("d"), RootKind: 2}); err != nil {
+		t.Fatal(err)
+	}
+	never := func(store.Record) error { t.Error("fn called"); return nil }
+	storetest.WantReason(t, s.Follow(ctx, "d", 139, never), store.Compacted)
+	storetest.WantReason(t, s.Follow(ctx, "d", 201, never), store.CursorAhead)
+	storetest.WantReason(t, s.Follow(ctx, "nope", 0, never), store.UnknownDocument)
+	storetest.WantReason(t, s.Follow(ctx, "", 0, never), store.BadName)
+
+	// From the floor itself: everything retained, then fn's error ends it.
+	errStop := errors.New("stop")
+	var got []store.Record
+	err := s.Follow(ctx, "d", 140, func(r store.Record) error {
+		got = append(got, r)
+		if r.Cursor == 200 {
+			return errStop
+		}
+		return nil
+	})
+	if !errors.Is(err, errStop) {
+		t.Fatalf("follow ended with %v, want fn's error", err)
+	}
+	storetest.WantRecords(t, "d", got, 141, 200)
+
+	// A cancelled context and a closed store end a Follow that waits.
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Follow(cctx, "d", 200, never) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("follow after cancel: %v", err)
+	}
+	started := make(chan struct{})
+	go func() {
+		done <- s.Follow(ctx, "d", 199, func(store.Record) error { close(started); return nil })
+	}()
+	<-started // it is past its setup, waiting for record 201
+	s.Close()
+	storetest.WantReason(t, <-done, store.Closed)
+}
