@@ -10,6 +10,8 @@ import (
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
+	jsstore "github.com/weftgate/weftgate/gateway/store/jetstream"
+	"github.com/weftgate/weftgate/internal/natstest"
 	"github.com/weftgate/weftgate/peer"
 )
 
@@ -140,9 +142,20 @@ func shareAcross(t *testing.T, log *sharedLog, a, b *testServer, name string) (*
 // Peers on two nodes share a document as on one: one order of commits,
 // nothing refused, the same state and the same cursor on both nodes,
 // while both write as fast as they can.
-func TestTwoNodesShareOneLog(t *testing.T) {
-	log, a, b, _ := twoNodes(t)
-	da, db := shareAcross(t, log, a, b, "doc")
+func TestNodesShareOneLog(t *testing.T) {
+	eachTopology(t, gateway.Config{}, testNodesShareOneLog)
+}
+
+func testNodesShareOneLog(t *testing.T, tp topology) {
+	da, err := dial(t, tp.url(0), peer.Options{}).Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.stored(t, "doc")
+	db, err := dial(t, tp.url(1), peer.Options{}).Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
 	const n = 200
 	var wg sync.WaitGroup
 	for i, d := range []*peer.Doc{da, db} {
@@ -163,7 +176,8 @@ func TestTwoNodesShareOneLog(t *testing.T) {
 	if stateOf(t, da) != stateOf(t, db) {
 		t.Fatal("the peers on the two nodes diverged")
 	}
-	for _, s := range []*testServer{a, b} {
+	for _, s := range tp.nodes {
+		waitCursor(t, s.Server, "doc", 2*n)
 		_, state, cursor, err := s.State(ctxT(t), "doc")
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +186,9 @@ func TestTwoNodesShareOneLog(t *testing.T) {
 			t.Fatalf("a node is at cursor %d (want %d), same state %v", cursor, 2*n, string(state) == stateOf(t, da))
 		}
 	}
-	t.Logf("conflicts a=%d b=%d, catch-ups a=%d b=%d", a.Metrics().Conflicts.Load(), b.Metrics().Conflicts.Load(), a.Metrics().CatchUps.Load(), b.Metrics().CatchUps.Load())
+	for i, s := range tp.nodes {
+		t.Logf("node %d: %d conflicts, %d catch-ups, %d commits from other nodes", i, s.Metrics().Conflicts.Load(), s.Metrics().CatchUps.Load(), s.Metrics().Foreign.Load())
+	}
 }
 
 // An append that loses the race for its cursor to another node is not
@@ -215,7 +231,7 @@ func TestLostRaceLandsAfterTheWinner(t *testing.T) {
 // second time with the peers spread over three nodes).
 type topology struct {
 	nodes []*testServer
-	log   *sharedLog // nil on one node
+	log   store.Store // the shared log; nil on one node
 }
 
 // url is the address of the node peer i uses.
@@ -237,16 +253,37 @@ func (tp topology) stored(t *testing.T, name string) {
 	})
 }
 
-// eachTopology runs fn on one node and on three nodes sharing one log.
+// eachTopology runs fn on one node, on three nodes sharing one log in
+// memory, and on three nodes sharing one log on NATS JetStream (an
+// embedded server).
 func eachTopology(t *testing.T, cfg gateway.Config, fn func(t *testing.T, tp topology)) {
 	t.Run("one node", func(t *testing.T) {
 		fn(t, topology{nodes: []*testServer{startGateway(t, cfg)}})
 	})
 	t.Run("three nodes", func(t *testing.T) {
-		tp := topology{log: newSharedLog()}
+		log := newSharedLog()
+		tp := topology{log: log}
 		for range 3 {
 			c := cfg
-			c.Store = &node{sharedLog: tp.log}
+			c.Store = &node{sharedLog: log}
+			tp.nodes = append(tp.nodes, startGateway(t, c))
+		}
+		fn(t, tp)
+	})
+	t.Run("three nodes on NATS", func(t *testing.T) {
+		ns := natstest.Start(t)
+		var tp topology
+		for i := range 3 {
+			st, err := jsstore.Open(ctxT(t), ns.Connect(t), jsstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			if i == 0 {
+				tp.log = st
+			}
+			c := cfg
+			c.Store = st
 			tp.nodes = append(tp.nodes, startGateway(t, c))
 		}
 		fn(t, tp)

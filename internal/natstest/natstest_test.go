@@ -1,0 +1,14 @@
+package natstest
+
+import "testing"
+
+func TestStartAndConnect(t *testing.T) {
+	s := Start(t)
+	nc := s.Connect(t)
+	if !nc.IsConnected() {
+		t.Fatalf("not connected to %s", s.URL)
+	}
+	if !s.JetStreamEnabled() {
+		t.Fatal("JetStream is off")
+	}
+}
