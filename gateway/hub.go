@@ -98,7 +98,7 @@ type hub struct {
 	judgeTimer *time.Timer
 	judgeAt    time.Time
 
-	waiting []waiter // run once everything applied is durable
+	waiting docsm.Waiters[func()] // API work that waits for the durable state
 
 	// rest says when a quiet document leaves memory (docsm.Idle); the
 	// timer is the driver's.
@@ -844,37 +844,29 @@ func (h *hub) retakeStates(all bool) {
 	h.sendDueStates(h.log.Durable())
 }
 
-// waiter is work that must see the replica equal to what is durable (and,
-// with idle, with no commit waiting for a verdict either).
-type waiter struct {
-	idle bool
-	fn   func()
-}
-
 func (h *hub) settled() bool {
 	return !h.creation.Holding() && h.log.Settled()
 }
 
-func (h *hub) whenSettled(fn func()) { h.wait(waiter{fn: fn}) }
-func (h *hub) whenIdle(fn func())    { h.wait(waiter{idle: true, fn: fn}) }
+// whenSettled runs fn once the replica equals what is durable; whenIdle
+// once, also, no commit waits for its verdict (docsm.Waiters).
+func (h *hub) whenSettled(fn func()) { h.wait(fn, false) }
+func (h *hub) whenIdle(fn func())    { h.wait(fn, true) }
 
-func (h *hub) wait(w waiter) {
-	if h.settled() && (!w.idle || !h.pipe.Undecided()) && len(h.waiting) == 0 {
-		w.fn()
-		return
+func (h *hub) wait(fn func(), idle bool) {
+	if h.waiting.Add(fn, idle, h.settled(), h.pipe.Undecided()) {
+		fn()
 	}
-	h.waiting = append(h.waiting, w)
 }
 
-// runWaiting runs waiters in order while their condition holds.
+// runWaiting runs the waiters whose condition now holds, in order.
 func (h *hub) runWaiting() {
-	for len(h.waiting) > 0 && h.settled() {
-		w := h.waiting[0]
-		if w.idle && h.pipe.Undecided() {
+	for {
+		fn, ok := h.waiting.Next(h.settled(), h.pipe.Undecided())
+		if !ok {
 			return
 		}
-		h.waiting = h.waiting[1:]
-		w.fn()
+		fn()
 	}
 }
 
