@@ -185,7 +185,7 @@ func (h *hub) continueDelete() {
 func (h *hub) deleted(err error) {
 	d := h.deleting
 	h.deleting = nil
-	h.doc, h.snapAt, h.size = nil, 0, 0
+	h.doc, h.snapAt = nil, 0
 	h.log.Restart(0)
 	h.tail.Reset(0)
 	h.stored, h.loadErr, h.loadAsked = false, nil, false

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/weftgate/weftgate/gateway/admission"
+	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/tail"
 	"github.com/weftgate/weftgate/protocol"
@@ -149,8 +150,8 @@ func (h *hub) createdDoc(m createdDocMsg) {
 		m.done(protocol.Errorf(ReasonStoreUnavailable, "the document could not be created"))
 		return
 	}
-	h.doc = document.New(m.root.ID, m.root.Kind, h.srv.cfg.DocumentLimits)
-	h.stored, h.size = true, 0
+	h.doc = docsm.NewReplica(document.New(m.root.ID, m.root.Kind, h.srv.cfg.DocumentLimits), 0, h.srv.cfg.MaxDocumentBytes)
+	h.stored = true
 	m.done(nil)
 }
 

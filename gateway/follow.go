@@ -152,7 +152,7 @@ func (h *hub) applyForeign(r store.Record) bool {
 	var paths [][]string // for subscribers, as the writing node's were
 	if err == nil {
 		paths = h.doc.Paths(c)
-		err = h.doc.Update(c)
+		err = h.doc.Follow(c, len(r.Commit))
 	}
 	if err != nil {
 		// Another node applied it to the same document: ours differs.
@@ -160,7 +160,6 @@ func (h *hub) applyForeign(r store.Record) bool {
 		h.resync("the document diverged from its log; open it again")
 		return false
 	}
-	h.size += len(r.Commit)
 	h.log.Restart(r.Cursor)
 	h.srv.metrics.Foreign.Add(1)
 	h.madeDurable([]docsm.Landed[applied]{{Cursor: r.Cursor, Item: applied{rec: r, paths: paths}}})
@@ -212,8 +211,7 @@ func (h *hub) lostRace() bool {
 	all := append(batch, later...)
 	var again []*pendingCommit
 	for i := len(all) - 1; i >= 0; i-- {
-		h.undo(all[i].Item.undo)
-		h.size -= len(all[i].Item.rec.Commit)
+		h.doc.Undo(all[i].Item.undo, len(all[i].Item.rec.Commit))
 	}
 	for _, e := range all {
 		again = append(again, e.Item.p)

@@ -49,7 +49,7 @@ type hub struct {
 	storeDone chan hubMsg             // the completion of the paused call
 	failed    []docsm.Landed[applied] // a failed append's batch, while reloading
 	failedAft []docsm.Landed[applied] // and what landed after it
-	doc       *document.Document
+	doc       *docsm.Replica          // the document, bounded in size
 	// On a shared log (follow.go): the follow under way, the records
 	// that wait for this node's append, the commits a lost race took
 	// back, and a reload owed once the append in flight ends.
@@ -71,10 +71,6 @@ type hub struct {
 	// or never gets its state, writes nothing.
 	stored   bool
 	creating bool // an empty creation's snapshot is being stored
-	// size bounds the document's encoded state from above: exact when
-	// measured, plus the bytes of every commit since (a commit grows a
-	// state by at most its own size). Past MaxDocumentBytes it is measured.
-	size int
 
 	members map[*conn]*member
 	subs    map[*subscriber]struct{}
@@ -333,9 +329,9 @@ func (h *hub) loaded(m loadedMsg) {
 		h.doc = nil
 		h.srv.log.Error("load document", "document", h.name, "err", m.err)
 	} else if m.doc != nil {
-		h.doc = m.doc
+		h.doc = docsm.NewReplica(m.doc, m.size, h.srv.cfg.MaxDocumentBytes)
 		h.log.Restart(m.cursor)
-		h.snapAt, h.size, h.stored = m.snapAt, m.size, true
+		h.snapAt, h.stored = m.snapAt, true
 	}
 	switch m.why {
 	case loadAfterFailure:
@@ -392,7 +388,7 @@ func loadFrom(ctx context.Context, st store.Store, name string, limits document.
 			return loadedMsg{err: err}
 		}
 	}
-	return loadedMsg{doc: d, cursor: cursor, snapAt: snap.Cursor, size: len(encodeState(d, name))}
+	return loadedMsg{doc: d, cursor: cursor, snapAt: snap.Cursor, size: len(docsm.NewReplica(d, 0, 0).State())}
 }
 
 func (h *hub) unloadable() bool {
@@ -580,8 +576,7 @@ func (h *hub) openDecided(o openMsg, err error) {
 	// Mint the document from the peer's root and ask for its state. It is
 	// stored with its first landed commit (the state, once judged), so
 	// nothing is written for a creation that is refused or abandoned.
-	h.doc = document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits)
-	h.size = 0
+	h.doc = docsm.NewReplica(document.New(peerRoot.ID, peerRoot.Kind, h.srv.cfg.DocumentLimits), 0, h.srv.cfg.MaxDocumentBytes)
 	m := &member{c: c, ts: ts}
 	h.join(m)
 	h.creation.Begin(m, time.Now(), h.srv.cfg.StateTimeout)
@@ -714,10 +709,10 @@ func (h *hub) backendLoaded(m backendLoadMsg) {
 			h.srv.log.Warn("backend load refused", "document", h.name, "err", m.adoptErr)
 			err = protocol.Errorf(ReasonStoreUnavailable, "the backend's document could not be taken; retry later")
 		} else {
-			h.doc = m.adopted
+			h.doc = docsm.NewReplica(m.adopted, len(doc.State), h.srv.cfg.MaxDocumentBytes)
 			h.log.Restart(doc.Cursor)
 			h.snapAt = doc.Cursor
-			h.stored, h.size = true, len(doc.State)
+			h.stored = true
 		}
 	} else if err != nil {
 		h.srv.log.Warn("backend load", "document", h.name, "err", err)
@@ -870,23 +865,11 @@ func (h *hub) runWaiting() {
 	}
 }
 
-func (h *hub) snapshotBytes() []byte { return encodeState(h.doc, h.name) }
-
-// encodeState is d's state as one commit, nil when d is nil or empty.
-func encodeState(d *document.Document, name string) []byte {
-	if d == nil {
+func (h *hub) snapshotBytes() []byte {
+	if h.doc == nil {
 		return nil
 	}
-	s := d.Snapshot()
-	if len(s.Deltas) == 0 {
-		return nil
-	}
-	b, err := commit.Encode(s)
-	if err != nil {
-		// A document that applied only valid commits always encodes.
-		panic(fmt.Sprintf("gateway: snapshot of %q does not encode: %v", name, err))
-	}
-	return b
+	return h.doc.State()
 }
 
 // stateArrived takes the state the creator sent. It makes the document's
@@ -1039,7 +1022,7 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 		h.settle(p, &CursorMismatch{Expected: *p.expect, Actual: h.log.Cursor()})
 		return
 	}
-	undo, err := h.update(p.c, len(p.bytes))
+	undo, err := h.doc.Land(p.c, len(p.bytes), h.shared())
 	if err != nil {
 		h.settle(p, err)
 		return
@@ -1051,45 +1034,6 @@ func (h *hub) apply(p *pendingCommit, v Verdict) {
 	h.landed(a)
 	if c, ok := h.creation.Creator(); ok && p.creator == c {
 		h.creatorDone() // its state landed: joiners' states may be taken
-	}
-}
-
-// update applies c (n encoded bytes) unless the document's state would pass
-// MaxDocumentBytes: a state a joiner cannot receive in one message would
-// leave it with an open and then silence (issue 19).
-//
-// On a shared log it returns the commit's inverse, for a lost race to undo.
-func (h *hub) update(c commit.Commit, n int) (undo commit.Commit, err error) {
-	max := h.srv.cfg.MaxDocumentBytes
-	if h.size+n <= max && !h.shared() {
-		if err := h.doc.Update(c); err != nil {
-			return undo, err
-		}
-		h.size += n
-		return undo, nil
-	}
-	inv, err := h.doc.Apply(c)
-	if err != nil {
-		return undo, err
-	}
-	if h.size+n <= max {
-		h.size += n
-		return inv, nil
-	}
-	size := len(h.snapshotBytes())
-	if size > max {
-		h.undo(inv)
-		return undo, protocol.Errorf(ReasonDocumentTooLarge, fmt.Sprintf("the commit would make the document %d bytes, over the %d-byte bound", size, max))
-	}
-	h.size = size
-	return inv, nil
-}
-
-// undo applies an inverse, which always applies to the document it came
-// from.
-func (h *hub) undo(inv commit.Commit) {
-	if err := h.doc.Update(inv); err != nil {
-		panic(fmt.Sprintf("gateway: the inverse of a commit does not apply to %q: %v", h.name, err))
 	}
 }
 

@@ -35,7 +35,7 @@ const (
 	// that would make a document's state larger than MaxDocumentBytes (a
 	// joiner must receive it in one message), and faults a join whose state
 	// cannot be sent.
-	ReasonDocumentTooLarge protocol.Reason = "document-too-large"
+	ReasonDocumentTooLarge = protocol.DocumentTooLarge
 	// ReasonStateTimeout ends a creating peer's topic when its state did
 	// not arrive within StateTimeout; the document is not created.
 	ReasonStateTimeout protocol.Reason = "state-timeout"

@@ -91,6 +91,9 @@ const (
 	AuthorityTimeout Reason = "authority-timeout"
 	// Internal is a defect: the gateway failed rather than answered.
 	Internal Reason = "internal"
+	// DocumentTooLarge refuses what would make a document's state larger
+	// than the gateway's bound (a joiner must receive it in one message).
+	DocumentTooLarge Reason = "document-too-large"
 )
 
 // Error is a refusal with a stable reason, a message for people, and the
