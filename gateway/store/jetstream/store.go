@@ -297,10 +297,6 @@ func recordOf(doc string, msg *jetstream.RawStreamMsg) (store.Record, error) {
 	return store.Record{Cursor: c, Commit: msg.Data, Origin: origin}, nil
 }
 
-func (d *docCache) info(doc string) store.DocInfo {
-	return d.m.info(doc, d.last)
-}
-
 func (m *meta) info(doc string, last uint64) store.DocInfo {
 	i := store.DocInfo{Name: doc, RootKind: m.Kind, Snapshot: m.Snapshot, Floor: m.Floor, Last: last}
 	copy(i.Root[:], m.Root)
