@@ -358,8 +358,6 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 			}
 		}
 	}
-	ctx, cancel := s.timeout(ctx)
-	defer cancel()
 	d := s.acquire(doc)
 	defer s.release(doc, d)
 	d.mu.Lock()
@@ -367,7 +365,10 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 
 	if !d.ok || recs[0].Cursor != d.last+1 {
 		// The hint may be stale: another node may have appended.
-		if err := s.refresh(ctx, doc, d); err != nil {
+		tctx, cancel := s.timeout(ctx)
+		err := s.refresh(tctx, doc, d)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}
@@ -377,7 +378,9 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 	base := s.base(doc, &d.m)
 	for i := 0; i < len(recs); i += s.o.BatchRecords {
 		chunk := recs[i:min(len(recs), i+s.o.BatchRecords)]
-		seq, err := s.publish(ctx, base, d.lastSeq, chunk)
+		tctx, cancel := s.timeout(ctx) // each batch has its own bound
+		seq, err := s.publish(tctx, base, d.lastSeq, chunk)
+		cancel()
 		if err != nil {
 			d.ok = false
 			if isConflict(err) && i == 0 {
