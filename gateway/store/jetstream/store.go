@@ -297,10 +297,6 @@ func recordOf(doc string, msg *jetstream.RawStreamMsg) (store.Record, error) {
 	return store.Record{Cursor: c, Commit: msg.Data, Origin: origin}, nil
 }
 
-func (d *docCache) info(doc string) store.DocInfo {
-	return d.m.info(doc, d.last)
-}
-
 func (m *meta) info(doc string, last uint64) store.DocInfo {
 	i := store.DocInfo{Name: doc, RootKind: m.Kind, Snapshot: m.Snapshot, Floor: m.Floor, Last: last}
 	copy(i.Root[:], m.Root)
@@ -362,8 +358,6 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 			}
 		}
 	}
-	ctx, cancel := s.timeout(ctx)
-	defer cancel()
 	d := s.acquire(doc)
 	defer s.release(doc, d)
 	d.mu.Lock()
@@ -371,7 +365,10 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 
 	if !d.ok || recs[0].Cursor != d.last+1 {
 		// The hint may be stale: another node may have appended.
-		if err := s.refresh(ctx, doc, d); err != nil {
+		tctx, cancel := s.timeout(ctx)
+		err := s.refresh(tctx, doc, d)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}
@@ -381,7 +378,9 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 	base := s.base(doc, &d.m)
 	for i := 0; i < len(recs); i += s.o.BatchRecords {
 		chunk := recs[i:min(len(recs), i+s.o.BatchRecords)]
-		seq, err := s.publish(ctx, base, d.lastSeq, chunk)
+		tctx, cancel := s.timeout(ctx) // each batch has its own bound
+		seq, err := s.publish(tctx, base, d.lastSeq, chunk)
+		cancel()
 		if err != nil {
 			d.ok = false
 			if isConflict(err) && i == 0 {
