@@ -95,6 +95,51 @@ func TestAppOnNats(t *testing.T) {
 	}
 }
 
+// TestTwoAppsOnOneNats: two gateway apps with the same -nats-url act as one
+// gateway: a commit made through one reaches a peer on the other, which
+// follows the document's log (issue 17).
+func TestTwoAppsOnOneNats(t *testing.T) {
+	url := startNats(t, 2<<20)
+	ta := newTestApp(t, "-store", "nats", "-nats-url", url)
+	tb := newTestApp(t, "-store", "nats", "-nats-url", url)
+	ctx := testCtx(t)
+	root := commit.NewID()
+	a := dialPeer(t, ctx, ta.srv.URL)
+	a.create("doc", root)
+	// The creator's empty state reaches the log off the hub; the other
+	// node finds the document once it is there.
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	log, err := jsstore.Open(ctx, nc, jsstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, _, err := log.Load(ctx, "doc"); err == nil {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatal("the new document never reached the log")
+		}
+	}
+	b := dialPeer(t, ctx, tb.srv.URL)
+	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
+	b.expect(frame.Open)
+	b.expect(frame.State)
+	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "hello")}})
+	if f := b.expect(frame.Commits); len(f.Commits) != 1 || string(f.Commits[0]) != string(setTitle(t, root, "hello")) {
+		t.Fatalf("the peer on the second node got %d commits, want a's", len(f.Commits))
+	}
+}
+
 // TestNatsMaxPayloadTooSmall: a server whose max_payload cannot carry the
 // largest commit the gateway accepts stops the start, named, instead of
 // refusing that commit later.

@@ -69,6 +69,26 @@ func (s timedStore) Append(ctx context.Context, doc string, recs []store.Record)
 	return err
 }
 
+// timedFollower is timedStore for a log other nodes share: the wrapper
+// must keep Follow, or the gateway would not see that other nodes append.
+type timedFollower struct {
+	timedStore
+	f gateway.Follower
+}
+
+func (s timedFollower) Follow(ctx context.Context, doc string, after uint64, fn func(store.Record) error) error {
+	return s.f.Follow(ctx, doc, after, fn)
+}
+
+// timed wraps st to observe its appends, keeping what else it is.
+func timed(st store.Store, hist prometheus.Histogram) store.Store {
+	t := timedStore{Store: st, hist: hist}
+	if f, ok := st.(gateway.Follower); ok {
+		return timedFollower{timedStore: t, f: f}
+	}
+	return t
+}
+
 // storeHealth remembers the store's last health report for the metrics and
 // logs each change.
 type storeHealth struct {

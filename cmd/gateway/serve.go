@@ -97,7 +97,7 @@ func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 		inner = readOnly{a.bridge}
 	}
 	auth := timedAuthority{inner: inner, hist: obs.authority}
-	gcfg := a.cfg.gateway(timedStore{Store: a.store, hist: obs.storeSync}, auth, log)
+	gcfg := a.cfg.gateway(timed(a.store, obs.storeSync), auth, log)
 	gcfg.Calls = a.bridge
 	gcfg.Admission.Identifier = a.bridge
 	gw, err := gateway.New(gcfg)
