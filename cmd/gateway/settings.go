@@ -145,7 +145,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 
 	str(&s.Store, "store", storeBolt, "`kind` of store: bolt (durable, in -data-dir), memory (nothing survives) or nats (JetStream at -nats-url; -nats-url alone implies it)")
 	str(&s.DataDir, "data-dir", defaultDataDir, "`directory` of the embedded store (created if missing)")
-	str(&s.NatsURL, "nats-url", "", "NATS server `urls`, comma-separated, holding the document logs in JetStream (not yet a cluster: each node must be the only one writing its documents)")
+	str(&s.NatsURL, "nats-url", "", "NATS server `urls`, comma-separated, holding the document logs in JetStream; nodes with the same urls act as one gateway (see Several nodes)")
 	str(&s.NatsCreds, "nats-creds", "", "NATS credentials `file` (user JWT and NKey seed)")
 	str(&s.NatsTLSCA, "nats-tls-ca", "", "PEM `file` of the CAs that sign the NATS servers' certificates (the system's when empty)")
 	num(&s.NatsReplicas, "nats-replicas", 1, "replicas of the JetStream stream, KV bucket and object store: 1, or 3 to survive losing a server")
