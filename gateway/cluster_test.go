@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
@@ -307,5 +308,87 @@ func TestFollowResumesAfterTheLogFails(t *testing.T) {
 	}
 	if n := nb.failFollows.Load(); n >= 0 {
 		t.Fatalf("%d injected follow failures left: the follow was not retried", n+1)
+	}
+}
+
+// A node cut off from NATS refuses writes with store-unavailable and keeps
+// its links; once NATS is back the same links open the document again and
+// write (issue 17).
+func TestNodeCutOffFromNATS(t *testing.T) {
+	ns := natstest.Start(t)
+	st, err := jsstore.Open(ctxT(t), ns.Connect(t), jsstore.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ts := startGateway(t, gateway.Config{Store: st})
+	pa, pb := dial(t, ts.url, peer.Options{}), dial(t, ts.url, peer.Options{})
+	da, err := pa.Share(ctxT(t), "doc", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := pb.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set(da, "before", text("1")); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, db, 1)
+
+	ns.Stop()
+	if _, err := set(da, "during", text("2")); err != nil {
+		t.Fatal(err)
+	}
+	// The commit cannot be stored: its writer hears store-unavailable, as
+	// a refusal or as its topic's end (when the node cannot tell whether
+	// the write landed, the peer resyncs).
+	func() {
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case ev, ok := <-da.Events():
+				if !ok {
+					t.Fatalf("a's document ended without a reason: %v", da.Err())
+				}
+				switch e := ev.(type) {
+				case peer.Refused:
+					if e.Mine && e.Reasons[0].Code == string(gateway.ReasonStoreUnavailable) {
+						return
+					}
+				case peer.Ended:
+					if e.Reason == gateway.ReasonStoreUnavailable {
+						return
+					}
+					t.Fatalf("a's document ended with %s: %s", e.Reason, e.Message)
+				}
+			case <-timeout:
+				t.Fatal("no store-unavailable while NATS was away")
+			}
+		}
+	}()
+	for _, p := range []*peer.Peer{pa, pb} {
+		select {
+		case <-p.Done():
+			t.Fatalf("a link ended while NATS was away: %v", p.Err())
+		default:
+		}
+	}
+
+	ns.Restart(t)
+	var d2 *peer.Doc
+	eventually(t, "the document to open again once NATS is back", func() bool {
+		d2, err = pa.Join(ctxT(t), "doc")
+		return err == nil
+	})
+	db2, err := pb.Join(ctxT(t), "doc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set(d2, "after", text("3")); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitApplied(t, db2, 1); got[0].Commit.Deltas[0].Ref.Key != "after" {
+		t.Fatalf("b got %q after NATS came back", got[0].Commit.Deltas[0].Ref.Key)
 	}
 }

@@ -21,7 +21,8 @@ const MaxPayload = 8 << 20
 // Server is one embedded JetStream server.
 type Server struct {
 	*server.Server
-	URL string
+	URL  string
+	opts *server.Options
 }
 
 // Start starts a JetStream server storing under t.TempDir().
@@ -37,20 +38,40 @@ func Start(t testing.TB) *Server {
 		NoLog:      true,
 		NoSigs:     true,
 	}
-	srv, err := server.NewServer(o)
+	s := &Server{opts: o}
+	s.start(t)
+	t.Cleanup(s.Stop)
+	o.Port = s.Addr().(*net.TCPAddr).Port // a restart takes the same port
+	s.URL = fmt.Sprintf("nats://127.0.0.1:%d", o.Port)
+	return s
+}
+
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	srv, err := server.NewServer(s.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Start()
-	t.Cleanup(func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	})
 	if !srv.ReadyForConnections(20 * time.Second) {
 		t.Fatal("nats-server did not start")
 	}
-	port := srv.Addr().(*net.TCPAddr).Port
-	return &Server{Server: srv, URL: fmt.Sprintf("nats://127.0.0.1:%d", port)}
+	s.Server = srv
+}
+
+// Stop shuts the server down, as a lost server would be to its clients.
+func (s *Server) Stop() {
+	if s.Server != nil {
+		s.Shutdown()
+		s.WaitForShutdown()
+		s.Server = nil
+	}
+}
+
+// Restart starts a stopped server again on its port and its data.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.start(t)
 }
 
 // Connect opens a client connection to s, closed when the test ends.

@@ -12,3 +12,13 @@ func TestStartAndConnect(t *testing.T) {
 		t.Fatal("JetStream is off")
 	}
 }
+
+func TestRestartKeepsPortAndData(t *testing.T) {
+	s := Start(t)
+	url := s.URL
+	s.Stop()
+	s.Restart(t)
+	if s.ClientURL() != url {
+		t.Fatalf("restarted at %s, was %s", s.ClientURL(), url)
+	}
+}
