@@ -71,6 +71,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Node names this gateway in Welcome.
 	Node string
+	// Relay, when set, carries the questions no backend of this node
+	// claims to another node's backends (several nodes, decision 034).
+	Relay Relay
 
 	// Tokens are the bearer tokens backends may present; empty means no
 	// authentication.

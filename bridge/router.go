@@ -67,6 +67,7 @@ type ask struct {
 	encoded  bool // the current assignment takes forms[1]
 	tooLarge bool // a claimant was passed over because its form is too large
 	done     bool
+	relayed  bool // asked by another node: never relayed onward
 	counted  bool // holds one of perDoc[doc]
 }
 
@@ -127,6 +128,8 @@ type Stats struct {
 	// Unauthenticated is calls refused for their token before their body
 	// was read; no interceptor, log line or call metric sees them.
 	Unauthenticated atomic.Uint64
+	// Relayed is questions another node's backend answered (decision 034).
+	Relayed atomic.Uint64
 }
 
 type router struct {
@@ -140,13 +143,15 @@ type router struct {
 	perDoc  map[string]int
 	health  map[string]*backendHealth // by backend name, bounded
 
+	relaySlots chan struct{} // questions out at other nodes, up to maxRelayed
+
 	due     deadlines // every assigned ask, earliest deadline first
 	timer   *time.Timer
 	timerAt time.Time // when timer fires; zero when it does not
 }
 
 func newRouter(cfg *Config, stats *Stats) *router {
-	return &router{cfg: cfg, stats: stats, streams: map[uint64]*stream{}, perDoc: map[string]int{}}
+	return &router{cfg: cfg, stats: stats, streams: map[uint64]*stream{}, perDoc: map[string]int{}, relaySlots: make(chan struct{}, maxRelayed)}
 }
 
 // start routes a new question. The outcome arrives through a's callbacks.
@@ -168,6 +173,9 @@ func (r *router) start(a *ask) {
 	switch {
 	case closed:
 		r.fellBack(a, fbGone)
+		return
+	case !claimed && r.cfg.Relay != nil && !a.relayed:
+		r.relay(a)
 		return
 	case !claimed:
 		r.fellBack(a, fbNone)

@@ -111,6 +111,7 @@ func (s *Server) Authority(srv authorityStream) error {
 	}
 	// Claims end at once; unanswered questions move on.
 	s.router.streamGone(st)
+	s.router.publishClaims()
 	if !graceful {
 		st.cancel()
 	}
@@ -166,6 +167,9 @@ func (s *Server) receive(st *stream, srv authorityStream) error {
 		switch x := m.Message.(type) {
 		case *v1.AuthorityRequest_Claim:
 			res := s.router.claim(st, x.Claim)
+			if res.Granted {
+				s.router.publishClaims()
+			}
 			st.out.push(&v1.AuthorityResponse{Message: &v1.AuthorityResponse_ClaimResult{ClaimResult: res}})
 		case *v1.AuthorityRequest_Release:
 			var id uint64
@@ -173,6 +177,7 @@ func (s *Server) receive(st *stream, srv authorityStream) error {
 				id = x.Release.ClaimId
 			}
 			s.router.release(st, id)
+			s.router.publishClaims()
 			st.out.push(&v1.AuthorityResponse{Message: &v1.AuthorityResponse_Released{Released: &v1.Released{ClaimId: id}}})
 		case *v1.AuthorityRequest_Answers:
 			if x.Answers == nil {
