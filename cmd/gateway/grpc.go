@@ -25,7 +25,12 @@ func (s *settings) bridge(st store.Store, log *slog.Logger) *bridge.Server {
 	if s.GRPCToken != "" {
 		tokens = []string{s.GRPCToken}
 	}
+	var relay bridge.Relay
+	if ns, ok := st.(natsStore); ok {
+		relay = ns.relay // several nodes: questions go where a backend claims them
+	}
 	return bridge.New(bridge.Config{
+		Relay:                relay,
 		Store:                st,
 		Logger:               log,
 		Tokens:               tokens,

@@ -8,20 +8,24 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/weftgate/weftgate/bridge/natsrelay"
 	jsstore "github.com/weftgate/weftgate/gateway/store/jetstream"
 )
 
 // natsConnectTimeout bounds the start's wait for NATS and JetStream.
 const natsConnectTimeout = 10 * time.Second
 
-// natsStore is the JetStream store with the connection it owns.
+// natsStore is the JetStream store with the connection it owns, and the
+// relay that carries questions between nodes on that connection.
 type natsStore struct {
 	*jsstore.Store
-	nc *nats.Conn
+	nc    *nats.Conn
+	relay *natsrelay.Relay
 }
 
-// Close closes the store, then its connection.
+// Close leaves the relay, closes the store, then the connection.
 func (s natsStore) Close() error {
+	s.relay.Close()
 	err := s.Store.Close()
 	s.nc.Close()
 	return err
@@ -63,5 +67,11 @@ func (a *app) openNats(healthChanged func(error)) (natsStore, error) {
 		nc.Close()
 		return natsStore{}, err
 	}
-	return natsStore{Store: st, nc: nc}, nil
+	r, err := natsrelay.New(ctx, nc, natsrelay.Options{Replicas: c.NatsReplicas, Addr: c.GRPCAddr})
+	if err != nil {
+		st.Close()
+		nc.Close()
+		return natsStore{}, fmt.Errorf("join the relay of questions between nodes: %w", err)
+	}
+	return natsStore{Store: st, nc: nc, relay: r}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -137,6 +138,24 @@ func TestTwoAppsOnOneNats(t *testing.T) {
 	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "hello")}})
 	if f := b.expect(frame.Commits); len(f.Commits) != 1 || string(f.Commits[0]) != string(setTitle(t, root, "hello")) {
 		t.Fatalf("the peer on the second node got %d commits, want a's", len(f.Commits))
+	}
+	// Each node's status knows the other through the relay's bucket.
+	for _, x := range []*testApp{ta, tb} {
+		for {
+			code, body := x.get(t, "/status", nil)
+			var page statusPage
+			if code != 200 || json.Unmarshal([]byte(body), &page) != nil || page.Cluster == nil {
+				t.Fatalf("status %d: %s", code, body)
+			}
+			if len(page.Cluster.Nodes) == 1 && page.Cluster.Connected {
+				break
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				t.Fatalf("the status never showed the other node: %s", body)
+			}
+		}
 	}
 }
 

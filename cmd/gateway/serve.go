@@ -106,6 +106,12 @@ func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	a.bridge.Attach(gw)
+	if ns, ok := a.store.(natsStore); ok {
+		if err := ns.relay.Serve(a.bridge); err != nil {
+			a.store.Close()
+			return nil, fmt.Errorf("answer other nodes' questions: %w", err)
+		}
+	}
 	a.gw = gw
 	a.reg = newRegistry(gw, a.health, obs)
 	a.rpc = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())

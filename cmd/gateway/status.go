@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/bridge/natsrelay"
 	"github.com/weftgate/weftgate/gateway"
 )
 
@@ -27,6 +28,18 @@ type statusPage struct {
 	Links         []linkStatus     `json:"links"`
 	LinksAll      int              `json:"links_total"`
 	Counters      counters         `json:"counters"`
+	// Cluster is this node among the others on the same NATS log (only
+	// with -nats-url).
+	Cluster *clusterStatus `json:"cluster,omitempty"`
+}
+
+// clusterStatus: this node's id, whether its NATS connection is up, and
+// the other live nodes it knows, with the claims their backends hold (the
+// questions this node relays to them, decision 034).
+type clusterStatus struct {
+	Node      string           `json:"node"`
+	Connected bool             `json:"nats_connected"`
+	Nodes     []natsrelay.Node `json:"nodes"`
 }
 
 type storeStatus struct {
@@ -150,6 +163,12 @@ func (a *app) status(w http.ResponseWriter, r *http.Request) {
 		Links:         []linkStatus{},
 		LinksAll:      len(st.Links),
 		Counters:      countersOf(a.gw.Metrics(), st),
+	}
+	if ns, ok := a.store.(natsStore); ok {
+		page.Cluster = &clusterStatus{Node: ns.relay.ID(), Connected: ns.nc.IsConnected(), Nodes: ns.relay.Nodes()}
+		if page.Cluster.Nodes == nil {
+			page.Cluster.Nodes = []natsrelay.Node{}
+		}
 	}
 	if err := a.store.Healthy(ctx); err != nil {
 		page.Store.Error = err.Error()
