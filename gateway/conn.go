@@ -471,7 +471,7 @@ func (c *conn) pull() {
 		n := 0
 		for i := range es {
 			ts.cursor = es[i].Cursor
-			if es[i].Item.from == c {
+			if es[i].Item.link && es[i].Item.origin == c.id {
 				continue // its own commit: never sent back
 			}
 			if _, err := c.link.Send(ts.topic, es[i].Bytes, nil); err != nil {

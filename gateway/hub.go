@@ -116,11 +116,12 @@ type member struct {
 	owed docsm.Owed
 }
 
-// tailItem is what the tail keeps with a commit: its origin link, which
-// does not get it back; its origin as stored, and each delta's path at
-// apply (what the authority was shown), for subscribers.
+// tailItem is what the tail keeps with a commit: its origin as stored (a
+// link's id when link is set: that link does not get it back), and each
+// delta's path at apply (what the authority was shown), for subscribers.
+// An id, not the conn: the tail must not keep ended connections alive.
 type tailItem struct {
-	from   *conn
+	link   bool
 	origin string
 	paths  [][]string
 }
@@ -1100,7 +1101,7 @@ func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
 	es := make([]tail.Entry[tailItem], len(batch))
 	for i, e := range batch {
 		a := &e.Item
-		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: a.rec.Commit, Item: tailItem{from: a.from, origin: a.rec.Origin, paths: a.paths}}
+		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: a.rec.Commit, Item: tailItem{link: a.from != nil, origin: a.rec.Origin, paths: a.paths}}
 	}
 	h.tail.Append(es...)
 	h.deliver()

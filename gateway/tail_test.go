@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,7 +93,7 @@ func TestFallingOffTheTailIsSlowConsumer(t *testing.T) {
 	}
 	dialStalled(t, ts.url, "fall")
 	waitForLinks(t, ts.Server, "fall", 3)
-	const n, step = 1200, 16 // commits of 4 KiB: the stalled socket fills within a few dozen
+	const n, step = 1200, 8 // commits of 4 KiB: the stalled socket fills within a few dozen
 	for i := 0; i < n; i += step {
 		for j := i; j < min(i+step, n); j++ {
 			if _, err := set(wd, key(0, j%10), numbered(j, 4<<10)); err != nil {
@@ -202,9 +201,10 @@ func dialBuffered(t *testing.T, url string, size int) *rawPeer {
 
 // A subscriber that keeps up is fed from the tail: every cursor once, in
 // order, each with the paths computed at apply (commits read back from the
-// store carry none). One that stalls until the tail has let its next
-// commit go resumes from the store, then is fed live again: still every
-// cursor once, in order.
+// store carry none). One held until the tail has let its next commit go
+// reads the store, then is fed from the tail again: still every cursor
+// once, in order. The writer goes in step with the subscribers it waits
+// for, so which source feeds which event does not depend on the host.
 func TestSubscribersReadTheTail(t *testing.T) {
 	ts := startGateway(t, gateway.Config{TailCommits: 16})
 	// A backend writes (no link is a member): each write returns once
@@ -226,79 +226,108 @@ func TestSubscribersReadTheTail(t *testing.T) {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
-	const total, stallAt = 400, 5
-	type seen struct {
-		cursors  []uint64
-		live     int // events with paths
-		lastLive bool
-		at       atomic.Uint64 // the last cursor seen, for the writer
+	const total, half, stallAt = 400, 200, 5
+	type follower struct {
+		seen  chan uint64 // every cursor, as it is seen
+		paths chan bool   // whether it came with paths
+		done  chan error
 	}
-	follow := func(stall <-chan struct{}, res *seen, done chan<- error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		end := fmt.Errorf("done")
-		err := ts.Subscribe(ctx, "subs", 0, func(ev gateway.Event) error {
-			res.cursors = append(res.cursors, ev.Cursor)
-			res.at.Store(ev.Cursor)
-			res.lastLive = ev.Paths != nil
-			if res.lastLive {
-				res.live++
-			}
-			if ev.Cursor == stallAt && stall != nil {
-				<-stall
-			}
-			if ev.Cursor == total {
-				return end
-			}
-			return nil
-		})
-		if err == end {
-			err = nil
-		}
-		done <- err
-	}
-	var live, stalled seen
-	liveDone, stalledDone := make(chan error, 1), make(chan error, 1)
 	stall := make(chan struct{})
-	go follow(nil, &live, liveDone)
-	go follow(stall, &stalled, stalledDone)
-	for i := range total {
-		if i == total-1 {
-			// The last commit comes once both have caught up (on a busy
-			// host even the live one may fall off the 16 commits), so it
-			// must come from the tail whatever the host's speed.
-			eventually(t, "the subscribers to catch up", func() bool { return stalled.at.Load() == total-1 && live.at.Load() == total-1 })
-		}
-		write(i)
-		if i == total/2 {
-			close(stall) // far past the 16 commits the tail holds
+	follow := func(hold bool) *follower {
+		f := &follower{seen: make(chan uint64, total), paths: make(chan bool, total), done: make(chan error, 1)}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			end := fmt.Errorf("done")
+			err := ts.Subscribe(ctx, "subs", 0, func(ev gateway.Event) error {
+				f.seen <- ev.Cursor
+				f.paths <- ev.Paths != nil
+				if hold && ev.Cursor == stallAt {
+					<-stall
+				}
+				if ev.Cursor == total {
+					return end
+				}
+				return nil
+			})
+			if err == end {
+				err = nil
+			}
+			f.done <- err
+		}()
+		return f
+	}
+	// upTo waits until f has seen cursor n, checking each cursor comes once
+	// and in order.
+	next := map[*follower]uint64{}
+	upTo := func(f *follower, n uint64) {
+		t.Helper()
+		for next[f] < n {
+			var c uint64
+			select {
+			case c = <-f.seen:
+			case err := <-f.done:
+				f.done <- err // for the end of the test
+				select {
+				case c = <-f.seen: // seen before it ended
+				default:
+					t.Fatalf("the subscription ended at %d: %v", next[f], err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("no cursor after %d", next[f])
+			}
+			if c != next[f]+1 {
+				t.Fatalf("cursor %d after %d", c, next[f])
+			}
+			next[f] = c
 		}
 	}
-	for _, c := range []struct {
-		name string
-		done chan error
-		res  *seen
-	}{{"live", liveDone, &live}, {"stalled", stalledDone, &stalled}} {
-		if err := <-c.done; err != nil {
-			t.Fatalf("%s subscriber: %v", c.name, err)
-		}
-		for i, cur := range c.res.cursors {
-			if cur != uint64(i+1) {
-				t.Fatalf("%s subscriber: event %d is cursor %d", c.name, i, cur)
+	live, held := follow(false), follow(true)
+	// Both registered before the first write: the first to register
+	// empties the tail at the document's cursor.
+	eventually(t, "two subscribers", func() bool {
+		for _, d := range ts.Documents(context.Background()) {
+			if d.Name == "subs" {
+				return d.Subscribers == 2
 			}
 		}
-		if len(c.res.cursors) != total {
-			t.Fatalf("%s subscriber: %d events, want %d", c.name, len(c.res.cursors), total)
+		return false
+	})
+	for i := range half {
+		write(i)
+		upTo(live, uint64(i+1))
+	}
+	close(stall) // the held one is at 5, far past the 16 commits the tail holds
+	upTo(held, half)
+	for i := half; i < total; i++ {
+		write(i)
+		upTo(live, uint64(i+1))
+		upTo(held, uint64(i+1))
+	}
+	for _, f := range []*follower{live, held} {
+		if err := <-f.done; err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s subscriber: %d of %d events fed from the tail", c.name, c.res.live, total)
 	}
-	if live.live == 0 || !live.lastLive {
-		t.Error("the subscriber that kept up was never fed from the tail")
+	for c := 1; c <= total; c++ {
+		if !<-live.paths {
+			t.Errorf("commit %d reached the subscriber in step from the store, not the tail", c)
+		}
 	}
-	if stalled.live == total {
-		t.Error("the stalled subscriber never read the store, though the tail let its commits go")
+	// The held one: the tail had let go of most of what followed 5 by the
+	// time it was let go on, so some of 6 to 200 came from the store; it
+	// had caught up before 201 was written, so 201 on came from the tail.
+	stored := 0
+	for c := 1; c <= total; c++ {
+		p := <-held.paths
+		if c > stallAt && c <= half && !p {
+			stored++
+		}
+		if c > half && !p {
+			t.Errorf("commit %d, written once the held subscriber had caught up, came from the store", c)
+		}
 	}
-	if !stalled.lastLive {
-		t.Error("the stalled subscriber was not fed from the tail again once caught up")
+	if stored == 0 {
+		t.Error("the held subscriber never read the store, though the tail had let its commits go")
 	}
 }

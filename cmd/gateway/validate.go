@@ -103,6 +103,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"rate-max-addresses", int64(s.RateAddresses), false},
 		{"max-message-bytes", s.MaxMessageBytes, false},
 		{"max-pending-bytes", int64(s.MaxPendingBytes), false},
+		{"tail-commits", int64(s.TailCommits), false},
 		{"max-frames-in-flight", int64(s.MaxFramesInFlight), false},
 		{"max-topics-per-link", int64(s.MaxTopicsPerLink), false},
 		{"max-pending-per-document", int64(s.MaxPendingPerDocument), false},

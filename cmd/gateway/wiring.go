@@ -60,6 +60,7 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		Paths:                 s.WSPaths,
 		MaxMessageBytes:       s.MaxMessageBytes,
 		MaxPendingBytes:       s.MaxPendingBytes,
+		TailCommits:           s.TailCommits,
 		MaxFramesInFlight:     s.MaxFramesInFlight,
 		MaxTopicsPerLink:      s.MaxTopicsPerLink,
 		MaxPendingPerDocument: s.MaxPendingPerDocument,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -119,12 +120,30 @@ func TestGapRestartsTheTail(t *testing.T) {
 	if tl.Head() != 3 || len(readAll(t, tl, 3)) != 0 {
 		t.Fatal("reset did not empty the tail at 3")
 	}
+	if _, err := tl.Read(2, nil, 0); !errors.Is(err, ErrFellOff) {
+		t.Fatalf("after 2, before the reset's cursor: %v", err)
+	}
+	if _, err := tl.Lag(2); !errors.Is(err, ErrFellOff) {
+		t.Fatalf("lag after 2, before the reset's cursor: %v", err)
+	}
+	tl.Append(entry(4, 1))
+	if got := fmt.Sprint(readAll(t, tl, 3)); got != "[4]" {
+		t.Fatalf("after 3, once appended to: %s", got)
+	}
 }
 
 // Readers racing one writer see every cursor once, in order, or fall off.
 func TestConcurrentReadersSeeEveryCommitInOrder(t *testing.T) {
+	// Bound by count (the ring wraps), and by bytes (entries are let go
+	// before the ring is full).
+	for _, cfg := range []Config{{MaxCommits: 256}, {MaxCommits: 256, MaxBytes: 8 * 100}} {
+		t.Run(fmt.Sprintf("%+v", cfg), func(t *testing.T) { concurrentReaders(t, cfg) })
+	}
+}
+
+func concurrentReaders(t *testing.T, cfg Config) {
 	const n = 20000
-	tl := New[string](Config{MaxCommits: 256})
+	tl := New[string](cfg)
 	var wg sync.WaitGroup
 	for r := range 4 {
 		wg.Add(1)
@@ -155,35 +174,41 @@ func TestConcurrentReadersSeeEveryCommitInOrder(t *testing.T) {
 	wg.Wait()
 }
 
-// BenchmarkFanout is one writer appending while readers take everything
-// after their cursors: the lock's cost as readers grow.
+// BenchmarkFanout is the gateway's use: one writer appends a commit and
+// wakes every reader that is not already awake (a flag, as the hub does);
+// each awake reader takes everything after its cursor. ns/op is per
+// commit, all readers' reads included; ns/delivery divides by readers.
 //
-//	go test -run '^$' -bench Fanout ./gateway/tail/
+//	go test -run '^$' -bench Fanout -benchtime 20000x ./gateway/tail/
 func BenchmarkFanout(b *testing.B) {
-	for _, readers := range []int{1, 16, 256} {
+	for _, readers := range []int{1, 16, 256, 1024} {
 		b.Run(fmt.Sprintf("readers=%d", readers), func(b *testing.B) {
 			tl := New[string](Config{})
-			stop := make(chan struct{})
+			type reader struct {
+				wake  chan struct{}
+				dirty atomic.Bool
+				after uint64
+			}
+			rs := make([]*reader, readers)
 			var wg sync.WaitGroup
-			for range readers {
+			var delivered atomic.Int64
+			for i := range rs {
+				r := &reader{wake: make(chan struct{}, 1)}
+				rs[i] = r
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					var after uint64
 					var buf []Entry[string]
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						es, err := tl.Read(after, buf[:0], 0)
+					for range r.wake {
+						r.dirty.Store(false)
+						es, err := tl.Read(r.after, buf[:0], 0)
 						if err != nil {
-							after = tl.Head()
+							r.after = tl.Head() // fell off: counted as not delivered
 							continue
 						}
 						if len(es) > 0 {
-							after = es[len(es)-1].Cursor
+							r.after = es[len(es)-1].Cursor
+							delivered.Add(int64(len(es)))
 						}
 						buf = es
 					}
@@ -194,10 +219,22 @@ func BenchmarkFanout(b *testing.B) {
 			for i := range b.N {
 				e.Cursor = uint64(i + 1)
 				tl.Append(e)
+				for _, r := range rs {
+					if r.dirty.CompareAndSwap(false, true) {
+						r.wake <- struct{}{}
+					}
+				}
 			}
-			b.StopTimer()
-			close(stop)
+			for _, r := range rs {
+				close(r.wake)
+			}
 			wg.Wait()
+			b.StopTimer()
+			if delivered.Load() > int64(b.N*readers) {
+				b.Fatalf("%d deliveries of %d commits to %d readers", delivered.Load(), b.N, readers)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*readers), "ns/delivery")
+			b.ReportMetric(float64(delivered.Load())/float64(b.N*readers), "delivered")
 		})
 	}
 }

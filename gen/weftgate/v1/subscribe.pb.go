@@ -362,8 +362,10 @@ type CommitEvent struct {
 	// Who made the commit.
 	Origin *Origin `protobuf:"bytes,3,opt,name=origin,proto3" json:"origin,omitempty"`
 	// The commit, both forms; each delta's path is judged against the
-	// document before the commit. Paths are unset in a subscription resumed
-	// into the middle of a document's history, until a snapshot of it.
+	// document before the commit (the paths the authority was shown). Paths
+	// are unset in a subscription resumed into the middle of a document's
+	// history, until a snapshot of it or until the subscription reaches the
+	// commits the gateway still holds in memory, which carry them.
 	Commit        *Commit `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
