@@ -463,6 +463,11 @@ func (c *conn) pull() {
 			continue
 		}
 		t := ts.hub.tail
+		if r := ts.read.Load(); r > ts.cursor {
+			// The hub moved it past a run of its own commits without
+			// waking it (hub.deliver): there is nothing there to send.
+			ts.cursor = r
+		}
 		es, err := t.Read(ts.cursor, c.tailBuf[:0], pullBytes)
 		if err != nil {
 			ts.reading, ts.behind = false, false

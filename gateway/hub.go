@@ -1099,12 +1099,17 @@ func (h *hub) appended(err error) {
 // madeDurable delivers commits the store holds and settles them.
 func (h *hub) madeDurable(batch []docsm.Landed[applied]) {
 	es := make([]tail.Entry[tailItem], len(batch))
+	own := batch[0].Item.from // the one link the whole batch came from, if any
 	for i, e := range batch {
 		a := &e.Item
 		es[i] = tail.Entry[tailItem]{Cursor: e.Cursor, Bytes: a.rec.Commit, Item: tailItem{link: a.from != nil, origin: a.rec.Origin, paths: a.paths}}
+		if a.from != own {
+			own = nil
+		}
 	}
+	prev := h.tail.Head()
 	h.tail.Append(es...)
-	h.deliver()
+	h.deliver(prev, own)
 	for _, e := range batch {
 		a := e.Item
 		if a.result != nil {
@@ -1201,12 +1206,17 @@ func (h *hub) refuseApplied(a applied, err error) {
 // the tail; one that fell off it, or whose lag passed MaxPendingBytes, is
 // ended as a slow consumer. This pass over the members is per append, not
 // per commit: each member takes every commit from its cursor itself.
-func (h *hub) deliver() {
+func (h *hub) deliver(prev uint64, own *conn) {
 	durable := h.log.Durable()
 	for c, m := range h.members {
 		h.sendDue(c, m, durable)
 		if m.owed.Wanted() {
 			continue // not reading: its state will cover what it misses
+		}
+		if c == own && m.ts.read.CompareAndSwap(prev, durable) {
+			// The batch is all its own, which it never gets back, and it
+			// had read everything before it: nothing to wake it for.
+			continue
 		}
 		if lag, err := h.tail.Behind(m.ts.read.Load()); err != nil || lag > h.srv.cfg.MaxPendingBytes {
 			c.endSlow()

@@ -331,3 +331,27 @@ func TestSubscribersReadTheTail(t *testing.T) {
 		t.Error("the held subscriber never read the store, though the tail had let its commits go")
 	}
 }
+
+// A writer is not woken for its own commits, which it never gets back, yet
+// it keeps its place: after writing far more than the tail holds, it still
+// receives the next commit another peer makes.
+func TestWriterKeepsItsPlacePastItsOwnCommits(t *testing.T) {
+	ts := startGateway(t, gateway.Config{TailCommits: 16})
+	da, db := sharedPair(t, ts.url, "own")
+	// In runs the reader keeps up with, so that only the writer's own
+	// place is under test.
+	for i := range 200 {
+		if _, err := set(da, key(0, i), commit.IntValue(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+		if i%8 == 7 {
+			waitApplied(t, db, 8)
+		}
+	}
+	if _, err := set(db, "fromb", text("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitApplied(t, da, 1); got[0].Commit.Deltas[0].Ref.Key != "fromb" {
+		t.Fatalf("the writer got %q, want b's commit", got[0].Commit.Deltas[0].Ref.Key)
+	}
+}
