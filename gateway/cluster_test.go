@@ -14,6 +14,8 @@ import (
 	jsstore "github.com/weftgate/weftgate/gateway/store/jetstream"
 	"github.com/weftgate/weftgate/internal/natstest"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol/commit"
+	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // sharedLog is one in-memory log that several gateway nodes append to and
@@ -391,4 +393,63 @@ func TestNodeCutOffFromNATS(t *testing.T) {
 	if got := waitApplied(t, db2, 1); got[0].Commit.Deltas[0].Ref.Key != "after" {
 		t.Fatalf("b got %q after NATS came back", got[0].Commit.Deltas[0].Ref.Key)
 	}
+}
+
+// The backend calls give one answer on every node: a write through one
+// node is read through another at the same cursor, and a compare-and-swap
+// write through a third lands only at the cursor the log is at (issue 17).
+func TestCallsAgreeAcrossNodes(t *testing.T) {
+	eachTopology(t, gateway.Config{}, func(t *testing.T, tp topology) {
+		root := frame.Root{ID: commit.NewID(), Kind: commit.Object}
+		if err := tp.node(0).Create(ctxT(t), "calls", root); err != nil {
+			t.Fatal(err)
+		}
+		tp.stored(t, "calls")
+		write := func(n *testServer, k string, expect *uint64) (uint64, error) {
+			b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root.ID, Ref: commit.ObjectKey(k), Value: commit.IntValue(1)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n.Write(ctxT(t), "calls", gateway.Origin{Kind: "backend", ID: "test"}, b, expect)
+		}
+		cur, err := write(tp.node(0), "a", nil)
+		if err != nil || cur != 1 {
+			t.Fatalf("write through node 0: cursor %d, %v", cur, err)
+		}
+		waitCursor(t, tp.node(1).Server, "calls", 1)
+		_, state0, c0, err := tp.node(0).State(ctxT(t), "calls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, state1, c1, err := tp.node(1).State(ctxT(t), "calls")
+		if err != nil || c1 != c0 || string(state1) != string(state0) {
+			t.Fatalf("node 1 reads cursor %d (%v), node 0 %d; same state %v", c1, err, c0, string(state1) == string(state0))
+		}
+		waitCursor(t, tp.node(2).Server, "calls", 1)
+		stale := uint64(0)
+		var cm *gateway.CursorMismatch
+		if _, err := write(tp.node(2), "b", &stale); !errors.As(err, &cm) || cm.Actual != 1 {
+			t.Fatalf("a write expecting cursor 0 through node 2: %v, want a cursor mismatch at 1", err)
+		}
+		at := uint64(1)
+		if cur, err := write(tp.node(2), "c", &at); err != nil || cur != 2 {
+			t.Fatalf("a write expecting cursor 1 through node 2: cursor %d, %v", cur, err)
+		}
+		// A node that has not yet seen another's write still refuses a
+		// write that expects the cursor before it: its append loses the
+		// race, and the commit, decided again, no longer matches.
+		for i := range 20 {
+			before := uint64(2 + 2*i)
+			if _, err := write(tp.node(0), fmt.Sprint("x", i), nil); err != nil {
+				t.Fatal(err)
+			}
+			if cur, err := write(tp.node(1), fmt.Sprint("y", i), &before); !errors.As(err, &cm) {
+				t.Fatalf("round %d: a write expecting cursor %d landed at %d (%v) after another node's", i, before, cur, err)
+			}
+			waitCursor(t, tp.node(1).Server, "calls", before+1)
+			if cur, err := write(tp.node(1), fmt.Sprint("z", i), nil); err != nil || cur != before+2 {
+				t.Fatalf("round %d: cursor %d, %v", i, cur, err)
+			}
+		}
+	})
 }
