@@ -9,11 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	jsstore "github.com/weftgate/weftgate/gateway/store/jetstream"
 	"github.com/weftgate/weftgate/internal/natstest"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -452,4 +455,100 @@ func TestCallsAgreeAcrossNodes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// NATS loss (issue 17): with the log at three replicas on three NATS
+// servers, the stream's leader is stopped while a backend writes through
+// one gateway node and a peer reads through another. Writes go on (a
+// write the election leaves unanswered is refused store-unavailable and
+// retried, as a backend does); every acknowledged write is in the log at
+// its cursor, and the reader ends with the log's state.
+func TestNATSServerLostUnderWrites(t *testing.T) {
+	servers := natstest.StartCluster(t, 3)
+	urls := natstest.URLs(servers)
+	open := func() *jsstore.Store {
+		var st *jsstore.Store
+		var err error
+		eventually(t, "JetStream to take the log at three replicas", func() bool {
+			st, err = jsstore.Open(ctxT(t), natstest.Connect(t, urls), jsstore.Options{Replicas: 3, Timeout: 2 * time.Second})
+			return err == nil
+		})
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	sa, sb := open(), open()
+	a := startGateway(t, gateway.Config{Store: sa})
+	b := startGateway(t, gateway.Config{Store: sb})
+	root := frame.Root{ID: commit.NewID(), Kind: commit.Object}
+	if err := a.Create(ctxT(t), "ha", root); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the document to reach the log", func() bool {
+		_, _, err := sb.Load(context.Background(), "ha")
+		return err == nil
+	})
+	reader, err := dial(t, b.url, peer.Options{EventBuffer: 1 << 14}).Join(ctxT(t), "ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ack struct {
+		cursor uint64
+		bytes  []byte
+	}
+	var acks []ack
+	const n = 300
+	stopped := false
+	for i := 0; i < n; i++ {
+		if i == n/3 {
+			// The leader of the log's stream goes.
+			js, err := jetstream.New(natstest.Connect(t, urls))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := js.Stream(ctxT(t), jsstore.DefaultStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := s.Info(ctxT(t))
+			if err != nil || info.Cluster == nil {
+				t.Fatalf("stream info %+v %v", info, err)
+			}
+			for _, srv := range servers {
+				if srv.Server != nil && srv.Name() == info.Cluster.Leader {
+					srv.Stop()
+					stopped = true
+				}
+			}
+		}
+		b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root.ID, Ref: commit.ObjectKey(fmt.Sprint("k", i)), Value: commit.IntValue(int64(i))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprint("write ", i), func() bool {
+			cur, err := a.Write(ctxT(t), "ha", gateway.Origin{Kind: "backend", ID: "ha"}, b, nil)
+			if err == nil {
+				acks = append(acks, ack{cur, b})
+				return true
+			}
+			if protocol.ReasonOf(err) != gateway.ReasonStoreUnavailable {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			return false // the election is under way: retry
+		})
+	}
+	if !stopped {
+		t.Fatal("no server was the stream's leader")
+	}
+	snap, recs := logRecords(t, sb, "ha")
+	inLog := map[uint64]string{}
+	for _, r := range recs {
+		inLog[r.Cursor] = string(r.Commit)
+	}
+	for _, k := range acks {
+		if inLog[k.cursor] != string(k.bytes) {
+			t.Fatalf("the write acknowledged at cursor %d is not there in the log", k.cursor)
+		}
+	}
+	want := replay(t, snap, recs)
+	eventually(t, "the reader to hold the log's state", func() bool { return stateOf(t, reader) == want })
 }

@@ -7,6 +7,9 @@ package natstest
 import (
 	"fmt"
 	"net"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,12 +78,77 @@ func (s *Server) Restart(t testing.TB) {
 }
 
 // Connect opens a client connection to s, closed when the test ends.
-func (s *Server) Connect(t testing.TB) *nats.Conn {
+func (s *Server) Connect(t testing.TB) *nats.Conn { return Connect(t, s.URL) }
+
+// Connect opens a client connection to the servers at urls (comma
+// separated), closed when the test ends.
+func Connect(t testing.TB, urls string) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(s.URL)
+	nc, err := nats.Connect(urls, nats.MaxReconnects(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// StartCluster starts n JetStream servers clustered on loopback, each
+// routing to all, and returns once each takes clients. Streams may ask
+// for up to n replicas.
+func StartCluster(t testing.TB, n int) []*Server {
+	t.Helper()
+	var routes []*url.URL
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes = append(routes, &url.URL{Scheme: "nats", Host: l.Addr().String()})
+		l.Close()
+	}
+	var out []*Server
+	for i := range n {
+		o := &server.Options{
+			ServerName: fmt.Sprint("natstest-", i),
+			Host:       "127.0.0.1",
+			Port:       -1,
+			JetStream:  true,
+			StoreDir:   t.TempDir(),
+			MaxPayload: MaxPayload,
+			NoLog:      true,
+			NoSigs:     true,
+			Cluster:    server.ClusterOpts{Name: "natstest", Host: "127.0.0.1"},
+			Routes:     routes,
+		}
+		o.Cluster.Port, _ = strconv.Atoi(routes[i].Port())
+		out = append(out, &Server{opts: o})
+	}
+	// Launched together: each waits for the others' routes to settle its
+	// JetStream meta group.
+	for _, s := range out {
+		srv, err := server.NewServer(s.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Start()
+		s.Server = srv
+		t.Cleanup(s.Stop)
+	}
+	for _, s := range out {
+		if !s.ReadyForConnections(20 * time.Second) {
+			t.Fatal("nats-server did not start")
+		}
+		s.opts.Port = s.Addr().(*net.TCPAddr).Port
+		s.URL = fmt.Sprintf("nats://127.0.0.1:%d", s.opts.Port)
+	}
+	return out
+}
+
+// URLs joins the servers' URLs as a client's server list.
+func URLs(ss []*Server) string {
+	var urls []string
+	for _, s := range ss {
+		urls = append(urls, s.URL)
+	}
+	return strings.Join(urls, ",")
 }

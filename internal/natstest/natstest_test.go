@@ -22,3 +22,11 @@ func TestRestartKeepsPortAndData(t *testing.T) {
 		t.Fatalf("restarted at %s, was %s", s.ClientURL(), url)
 	}
 }
+
+func TestStartCluster(t *testing.T) {
+	ss := StartCluster(t, 3)
+	nc := Connect(t, URLs(ss))
+	if !nc.IsConnected() || len(nc.Servers()) < 3 {
+		t.Fatalf("connected %v to %v", nc.IsConnected(), nc.Servers())
+	}
+}
