@@ -57,9 +57,17 @@ func runChild() bool {
 	if err != nil {
 		fail(err)
 	}
+	serveChild(st, fail)
+	return true
+}
+
+// serveChild runs a gateway and its gRPC bridge on st, wired as
+// cmd/gateway wires them, printing both addresses, until the process is
+// killed.
+func serveChild(st store.Store, fail func(error)) {
 	b := bridge.New(bridge.Config{Store: st})
-	// Wired as cmd/gateway wires it: the bridge is the authority, and so
-	// hears of every document as it appears.
+	// The bridge is the authority, and so hears of every document as it
+	// appears.
 	cfg := gateway.Config{Store: st, Authority: b, Calls: b, PingInterval: -1, SnapshotEvery: crashSnapshotEvery}
 	cfg.Admission.Identifier = b
 	s, err := gateway.New(cfg)
@@ -79,7 +87,6 @@ func runChild() bool {
 	go g.Serve(gl)
 	fmt.Printf("URL ws://%s/ %s\n", ws.Addr(), gl.Addr())
 	http.Serve(ws, s)
-	return true
 }
 
 // startChild starts a gateway process on dir and returns its WebSocket URL

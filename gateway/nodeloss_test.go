@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -20,8 +18,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/weftgate/weftgate/bridge"
-	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	jsstore "github.com/weftgate/weftgate/gateway/store/jetstream"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
@@ -55,26 +51,7 @@ func runNATSChild() bool {
 	if err != nil {
 		fail(err)
 	}
-	b := bridge.New(bridge.Config{Store: st})
-	cfg := gateway.Config{Store: st, Authority: b, Calls: b, PingInterval: -1, SnapshotEvery: crashSnapshotEvery}
-	cfg.Admission.Identifier = b
-	s, err := gateway.New(cfg)
-	if err != nil {
-		fail(err)
-	}
-	b.Attach(s)
-	ws, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fail(err)
-	}
-	gl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fail(err)
-	}
-	g := b.NewGRPCServer()
-	go g.Serve(gl)
-	fmt.Printf("URL ws://%s/ %s\n", ws.Addr(), gl.Addr())
-	http.Serve(ws, s)
+	serveChild(st, fail)
 	return true
 }
 

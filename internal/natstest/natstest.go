@@ -44,22 +44,35 @@ func Start(t testing.TB) *Server {
 	s := &Server{opts: o}
 	s.start(t)
 	t.Cleanup(s.Stop)
-	o.Port = s.Addr().(*net.TCPAddr).Port // a restart takes the same port
-	s.URL = fmt.Sprintf("nats://127.0.0.1:%d", o.Port)
 	return s
 }
 
 func (s *Server) start(t testing.TB) {
+	t.Helper()
+	s.launch(t)
+	s.ready(t)
+}
+
+// launch starts the server without waiting for it.
+func (s *Server) launch(t testing.TB) {
 	t.Helper()
 	srv, err := server.NewServer(s.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Start()
-	if !srv.ReadyForConnections(20 * time.Second) {
+	s.Server = srv
+}
+
+// ready waits until the server takes clients; a restart takes the port it
+// was first given.
+func (s *Server) ready(t testing.TB) {
+	t.Helper()
+	if !s.ReadyForConnections(20 * time.Second) {
 		t.Fatal("nats-server did not start")
 	}
-	s.Server = srv
+	s.opts.Port = s.Addr().(*net.TCPAddr).Port
+	s.URL = fmt.Sprintf("nats://127.0.0.1:%d", s.opts.Port)
 }
 
 // Stop shuts the server down, as a lost server would be to its clients.
@@ -126,20 +139,11 @@ func StartCluster(t testing.TB, n int) []*Server {
 	// Launched together: each waits for the others' routes to settle its
 	// JetStream meta group.
 	for _, s := range out {
-		srv, err := server.NewServer(s.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.Start()
-		s.Server = srv
+		s.launch(t)
 		t.Cleanup(s.Stop)
 	}
 	for _, s := range out {
-		if !s.ReadyForConnections(20 * time.Second) {
-			t.Fatal("nats-server did not start")
-		}
-		s.opts.Port = s.Addr().(*net.TCPAddr).Port
-		s.URL = fmt.Sprintf("nats://127.0.0.1:%d", s.opts.Port)
+		s.ready(t)
 	}
 	return out
 }
