@@ -15,6 +15,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
 
 // The figures of decision 029: the two shapes of a conditional log on one
@@ -52,7 +53,7 @@ func benchCommit() []byte { return make([]byte, 200) }
 func BenchmarkHotAppend(b *testing.B) {
 	for _, writers := range []int{1, 3} {
 		b.Run(fmt.Sprint("writers=", writers), func(b *testing.B) {
-			ns := startServer(b, b.TempDir(), -1)
+			ns := natstest.Start(b)
 			var stores []*Store
 			for range writers {
 				s, _ := openOn(b, ns, Options{})
@@ -107,7 +108,7 @@ func BenchmarkHotAppend(b *testing.B) {
 // without an expected sequence, and a non-owner's write forwarded to it
 // as one request/reply on the same server.
 func BenchmarkLease(b *testing.B) {
-	ns := startServer(b, b.TempDir(), -1)
+	ns := natstest.Start(b)
 	s, c := openOn(b, ns, Options{})
 	ctx := context.Background()
 	js, err := jetstream.New(c.Conn)
@@ -171,7 +172,7 @@ func BenchmarkLease(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer sub.Unsubscribe()
-		other := connect(b, ns.url())
+		other := connect(b, ns.URL)
 		var lat latencies
 		start := time.Now()
 		for range b.N {

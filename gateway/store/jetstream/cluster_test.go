@@ -3,76 +3,23 @@ package jsstore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
-
-// startCluster starts three JetStream servers clustered on loopback, each
-// routing to all, and returns once each takes clients.
-func startCluster(t *testing.T) []*natsServer {
-	t.Helper()
-	var routes []*url.URL
-	for range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		routes = append(routes, &url.URL{Scheme: "nats", Host: l.Addr().String()})
-		l.Close()
-	}
-	var nodes []*natsServer
-	for i := range 3 {
-		o := &server.Options{
-			ServerName: fmt.Sprint("n", i),
-			Host:       "127.0.0.1",
-			Port:       -1,
-			JetStream:  true,
-			StoreDir:   t.TempDir(),
-			MaxPayload: testMaxPayload,
-			NoLog:      true,
-			NoSigs:     true,
-			Cluster:    server.ClusterOpts{Name: "weft", Host: "127.0.0.1"},
-			Routes:     routes,
-		}
-		o.Cluster.Port, _ = strconv.Atoi(routes[i].Port())
-		nodes = append(nodes, &natsServer{t: t, opts: o})
-	}
-	for _, ns := range nodes {
-		ns.launch()
-		t.Cleanup(ns.stop)
-	}
-	for _, ns := range nodes {
-		ns.ready()
-	}
-	return nodes
-}
-
-func clusterURLs(nodes []*natsServer) string {
-	var urls []string
-	for _, n := range nodes {
-		urls = append(urls, n.url())
-	}
-	return strings.Join(urls, ",")
-}
 
 // TestClusterLosesServer: with the stream at three replicas, one of the
 // servers (the stream's leader) is stopped while two stores append; the
 // appends go on after bounded retries and every acknowledged record is in
 // the log afterwards, with no gap and no duplicate.
 func TestClusterLosesServer(t *testing.T) {
-	nodes := startCluster(t)
-	c1, c2 := connect(t, clusterURLs(nodes)), connect(t, clusterURLs(nodes))
+	nodes := natstest.StartCluster(t, 3)
+	c1, c2 := connect(t, natstest.URLs(nodes)), connect(t, natstest.URLs(nodes))
 	waitJetStream(t, c1.Conn)
 	ctx := context.Background()
 	open := func(c *conn) *Store {
@@ -124,8 +71,8 @@ func TestClusterLosesServer(t *testing.T) {
 			}
 		}
 		for _, n := range nodes {
-			if n.opts.ServerName == leader {
-				n.stop()
+			if n.Server != nil && n.Name() == leader {
+				n.Stop()
 			}
 		}
 	}()

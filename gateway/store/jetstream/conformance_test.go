@@ -6,12 +6,13 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
 
 // openOn opens a Store on a fresh connection to ns.
-func openOn(t testing.TB, ns *natsServer, o Options) (*Store, *conn) {
+func openOn(t testing.TB, ns *natstest.Server, o Options) (*Store, *conn) {
 	t.Helper()
-	c := connect(t, ns.url())
+	c := connect(t, ns.URL)
 	s, err := Open(context.Background(), c.Conn, o)
 	if err != nil {
 		t.Fatal(err)
@@ -21,11 +22,11 @@ func openOn(t testing.TB, ns *natsServer, o Options) (*Store, *conn) {
 }
 
 func TestConformance(t *testing.T) {
-	servers := map[store.Store]*natsServer{}
+	servers := map[store.Store]*natstest.Server{}
 	conns := map[store.Store]*conn{}
 	storetest.Run(t, storetest.Suite{
 		Open: func(t *testing.T, o store.Options) store.Store {
-			ns := startServer(t, t.TempDir(), -1)
+			ns := natstest.Start(t)
 			s, c := openOn(t, ns, Options{Retain: o.Retain, HealthChanged: o.HealthChanged})
 			servers[s], conns[s] = ns, c
 			return s
@@ -34,10 +35,10 @@ func TestConformance(t *testing.T) {
 		// the same port and directory.
 		Break: func(t *testing.T, s store.Store) func() {
 			ns, c := servers[s], conns[s]
-			ns.stop()
+			ns.Stop()
 			wait(t, c.disconnected, "the client to see the server go")
 			return func() {
-				ns.start()
+				ns.Restart(t)
 				wait(t, c.reconnected, "the client to reconnect")
 				waitJetStream(t, c.Conn)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
 
 // follow runs s.Follow(doc, after) until it has seen n records, and
@@ -36,7 +37,7 @@ func follow(s *Store, doc string, after uint64, n int) (<-chan []store.Record, <
 // another connection appends, from the start, from the middle and from
 // the end of the log.
 func TestFollow(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
+	ns := natstest.Start(t)
 	writer, _ := openOn(t, ns, Options{})
 	reader, _ := openOn(t, ns, Options{})
 	storetest.Create(t, writer, "d", 0)
@@ -65,7 +66,7 @@ func TestFollow(t *testing.T) {
 
 // TestFollowEdges: Follow's named outcomes.
 func TestFollowEdges(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
+	ns := natstest.Start(t)
 	s, _ := openOn(t, ns, Options{Retain: 10})
 	ctx := context.Background()
 	storetest.Create(t, s, "d", 0)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
 
 // commitOf is writer w's commit at cursor c: whose record landed is
@@ -117,7 +118,7 @@ func wantLog(t *testing.T, s *Store, doc string, n uint64, won map[uint64]int) {
 // cursors; each cursor is acknowledged to exactly one of them, and the log
 // has no gap and no duplicate.
 func TestAppendRace(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
+	ns := natstest.Start(t)
 	a, _ := openOn(t, ns, Options{})
 	b, _ := openOn(t, ns, Options{})
 	storetest.Create(t, a, "hot", 0)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
 
 // objects lists the names in the snapshot object store.
@@ -34,7 +35,7 @@ func objects(t *testing.T, s *Store) []string {
 // snapshot replaces its object, a small one drops it, and Delete removes
 // the last.
 func TestLargeSnapshot(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
+	ns := natstest.Start(t)
 	s, _ := openOn(t, ns, Options{InlineSnapshotBytes: 1 << 10})
 	other, _ := openOn(t, ns, Options{})
 	ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
+	"github.com/weftgate/weftgate/internal/natstest"
 )
 
 // TestUnreachable: with the server gone every call is refused at once with
@@ -14,14 +15,14 @@ import (
 // store-unavailable, and following again from the last record it saw
 // gives the rest with no gap.
 func TestUnreachable(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
+	ns := natstest.Start(t)
 	s, c := openOn(t, ns, Options{})
 	ctx := context.Background()
 	storetest.Create(t, s, "d", 0)
 	storetest.AppendRange(t, s, "d", 1, 3, 1)
 	recs, done := follow(s, "d", 0, 6)
 
-	ns.stop()
+	ns.Stop()
 	wait(t, c.disconnected, "the client to see the server go")
 	storetest.WantReason(t, s.Append(ctx, "d", storetest.Recs("d", 4, 1)), store.Unavailable)
 	storetest.WantReason(t, s.PutSnapshot(ctx, "e", store.Snapshot{Root: storetest.RootOf("e")}), store.Unavailable)
@@ -37,7 +38,7 @@ func TestUnreachable(t *testing.T) {
 	storetest.WantReason(t, s.Healthy(ctx), store.Unavailable)
 	storetest.WantReason(t, s.Follow(ctx, "d", 0, func(store.Record) error { return nil }), store.Unavailable)
 
-	ns.start()
+	ns.Restart(t)
 	wait(t, c.reconnected, "the client to reconnect")
 	waitJetStream(t, c.Conn)
 	if err := s.Healthy(ctx); err != nil {
