@@ -36,7 +36,28 @@ type gauges struct {
 	Links float64 `json:"links"`
 	// CPU is the gateway process's CPU time so far, user and system.
 	CPU    float64 `json:"cpu_seconds"`
-	hasCPU bool    // the page had it
+	hasCPU bool    // the page had it (every page, summing several)
+	// perNode is each node's links, in -url order (result.Nodes).
+	perNode []float64
+}
+
+// scrapeAll sums the gauges of several gateways' pages, keeping each
+// one's links; no pages give zero gauges.
+func scrapeAll(ctx context.Context, pages []string) (gauges, error) {
+	sum := gauges{hasCPU: len(pages) > 0}
+	for _, at := range pages {
+		g, err := scrape(ctx, at)
+		if err != nil {
+			return sum, err
+		}
+		sum.RSS += g.RSS
+		sum.Heap += g.Heap
+		sum.Links += g.Links
+		sum.CPU += g.CPU
+		sum.hasCPU = sum.hasCPU && g.hasCPU
+		sum.perNode = append(sum.perNode, g.Links)
+	}
+	return sum, nil
 }
 
 // metricsURL is where a gateway at the WebSocket url ws serves /metrics.
@@ -124,17 +145,22 @@ func parseGauges(r io.Reader) (gauges, error) {
 }
 
 // inProcessGauges reads this process's heap after a collection, and the
-// gateway's link count. RSS is the process's, peers included. Heap is the
+// gateways' link counts. RSS is the process's, peers included. Heap is the
 // live heap: in-use spans also hold what earlier runs in the process left
 // free, and a collection that returns those between the two readings made
 // a small run's heap seem to shrink.
-func inProcessGauges(s *gateway.Server) gauges {
+func inProcessGauges(ss []*gateway.Server) gauges {
 	cpu := processCPU() // before the collection, which is this tool's cost
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), Links: float64(s.Metrics().Connections.Load()),
-		CPU: cpu, hasCPU: true}
+	g := gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), CPU: cpu, hasCPU: true}
+	for _, s := range ss {
+		l := float64(s.Metrics().Connections.Load())
+		g.Links += l
+		g.perNode = append(g.perNode, l)
+	}
+	return g
 }
 
 // processCPU is this process's CPU time so far, user and system, in
