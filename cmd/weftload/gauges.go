@@ -23,6 +23,10 @@ const (
 	metricHeap  = "go_memstats_heap_inuse_bytes"
 	metricConns = "weftgate_connections_open"
 	metricCPU   = "process_cpu_seconds_total"
+	// On a shared log: appends that lost a race with another node, and
+	// catch-up reads (a hot document written from several nodes).
+	metricConflicts = "weftgate_log_conflicts_total"
+	metricCatchUps  = "weftgate_log_catch_ups_total"
 	// maxMetricsBytes bounds one scrape read.
 	maxMetricsBytes = 8 << 20
 	// scrapeTimeout bounds one scrape.
@@ -37,9 +41,12 @@ type gauges struct {
 	// CPU is the gateway process's CPU time so far, user and system.
 	CPU    float64 `json:"cpu_seconds"`
 	hasCPU bool    // the page had it (every page, summing several)
-	// perNode is each node's links, in -url order (result.Nodes).
-	perNode []float64
+	// perNode is each node's, in -url order (result.Nodes).
+	perNode []nodeGauges
 }
+
+// nodeGauges are one node's links and shared-log counters.
+type nodeGauges struct{ links, conflicts, catchUps float64 }
 
 // scrapeAll sums the gauges of several gateways' pages, keeping each
 // one's links; no pages give zero gauges.
@@ -55,7 +62,7 @@ func scrapeAll(ctx context.Context, pages []string) (gauges, error) {
 		sum.Links += g.Links
 		sum.CPU += g.CPU
 		sum.hasCPU = sum.hasCPU && g.hasCPU
-		sum.perNode = append(sum.perNode, g.Links)
+		sum.perNode = append(sum.perNode, g.perNode...)
 	}
 	return sum, nil
 }
@@ -108,6 +115,7 @@ func (e *statusError) Error() string {
 
 func parseGauges(r io.Reader) (gauges, error) {
 	var g gauges
+	var conflicts, catchUps float64
 	found := 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -125,6 +133,10 @@ func parseGauges(r io.Reader) (gauges, error) {
 			dst = &g.Links
 		case metricCPU:
 			dst, g.hasCPU = &g.CPU, true
+		case metricConflicts:
+			dst = &conflicts
+		case metricCatchUps:
+			dst = &catchUps
 		default:
 			continue
 		}
@@ -138,6 +150,7 @@ func parseGauges(r io.Reader) (gauges, error) {
 	if err := sc.Err(); err != nil {
 		return g, err
 	}
+	g.perNode = []nodeGauges{{links: g.Links, conflicts: conflicts, catchUps: catchUps}}
 	if found == 0 {
 		return g, fmt.Errorf("none of %s, %s, %s, %s on the page", metricRSS, metricHeap, metricConns, metricCPU)
 	}
@@ -156,9 +169,10 @@ func inProcessGauges(ss []*gateway.Server) gauges {
 	runtime.ReadMemStats(&m)
 	g := gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), CPU: cpu, hasCPU: true}
 	for _, s := range ss {
-		l := float64(s.Metrics().Connections.Load())
-		g.Links += l
-		g.perNode = append(g.perNode, l)
+		m := s.Metrics()
+		n := nodeGauges{links: float64(m.Connections.Load()), conflicts: float64(m.Conflicts.Load()), catchUps: float64(m.CatchUps.Load())}
+		g.Links += n.links
+		g.perNode = append(g.perNode, n)
 	}
 	return g
 }

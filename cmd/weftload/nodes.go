@@ -52,6 +52,10 @@ type node struct {
 	Writers int     `json:"writers"` // members the tool placed on it
 	Readers int     `json:"readers"`
 	Links   float64 `json:"links"` // the gateway's open links, once connected (-1: unknown)
+	// Conflicts and CatchUps are the node's shared-log appends that lost a
+	// race with another node, and its catch-up reads, while writing.
+	Conflicts float64 `json:"log_conflicts"`
+	CatchUps  float64 `json:"log_catch_ups"`
 }
 
 // placement counts the members placed on each node.

@@ -150,7 +150,7 @@ func (r *result) print(w io.Writer) {
 			if n.Links >= 0 {
 				links = fmt.Sprintf("%.0f", n.Links)
 			}
-			row("  node "+n.URL, "%s links (%d writers, %d readers placed)", links, n.Writers, n.Readers)
+			row("  node "+n.URL, "%s links (%d writers, %d readers placed), %.0f log conflicts, %.0f catch-ups", links, n.Writers, n.Readers, n.Conflicts, n.CatchUps)
 		}
 	}
 	if r.Gateway != nil {

@@ -287,8 +287,8 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	}
 	if after, ok := readGauges(); ok {
 		res.Gateway = &after
-		for i, l := range after.perNode {
-			res.Nodes[i].Links = l
+		for i, n := range after.perNode {
+			res.Nodes[i].Links = n.links
 		}
 		if lost := float64(o.peers) - after.Links; lost > 0 {
 			st.failN("links-missing-at-the-gateway", int64(lost))
@@ -307,6 +307,7 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		}
 	}
 
+	logBefore, haveLog := readGauges() // before the CPU reading: it collects
 	cpuBefore, haveCPU := readCPU()
 	wctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -339,6 +340,12 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	if cpuAfter, ok := readCPU(); ok && haveCPU && cpuAfter > cpuBefore {
 		res.CPUSeconds = cpuAfter - cpuBefore
 		res.CPUIncludesTool = gws != nil
+	}
+	if end, ok := readGauges(); ok && haveLog {
+		for i, n := range end.perNode {
+			res.Nodes[i].Conflicts = n.conflicts - logBefore.perNode[i].conflicts
+			res.Nodes[i].CatchUps = n.catchUps - logBefore.perNode[i].catchUps
+		}
 	}
 	for _, ms := range docs {
 		for _, m := range ms {
