@@ -40,6 +40,15 @@
 // in-process gateway on bbolt, cmd/gateway's default, in a temporary
 // directory.
 //
+// -url takes several comma-separated gateways of one cluster: writer j of
+// a document goes to node j mod n, readers round-robin to the nodes after
+// the first (so one writer's readers are all on other nodes), and a join
+// that meets no-document, the creation not yet on the shared log, is
+// retried until the dial timeout. -inprocess -nodes N starts an embedded
+// nats-server and N gateways on JetStream stores (-store nats) in this
+// process; gauges and CPU are summed over the nodes, and the result lists
+// each node's links beside the members placed on it.
+//
 // It runs for -duration and exits by itself. It targets loopback only
 // unless -allow-remote is given: this workplace forbids load off the
 // machine, and load sent to someone else's gateway is an attack. It does

@@ -23,6 +23,10 @@ const (
 	metricHeap  = "go_memstats_heap_inuse_bytes"
 	metricConns = "weftgate_connections_open"
 	metricCPU   = "process_cpu_seconds_total"
+	// On a shared log: appends that lost a race with another node, and
+	// catch-up reads (a hot document written from several nodes).
+	metricConflicts = "weftgate_log_conflicts_total"
+	metricCatchUps  = "weftgate_log_catch_ups_total"
 	// maxMetricsBytes bounds one scrape read.
 	maxMetricsBytes = 8 << 20
 	// scrapeTimeout bounds one scrape.
@@ -36,7 +40,31 @@ type gauges struct {
 	Links float64 `json:"links"`
 	// CPU is the gateway process's CPU time so far, user and system.
 	CPU    float64 `json:"cpu_seconds"`
-	hasCPU bool    // the page had it
+	hasCPU bool    // the page had it (every page, summing several)
+	// perNode is each node's, in -url order (result.Nodes).
+	perNode []nodeGauges
+}
+
+// nodeGauges are one node's links and shared-log counters.
+type nodeGauges struct{ links, conflicts, catchUps float64 }
+
+// scrapeAll sums the gauges of several gateways' pages, keeping each
+// one's links; no pages give zero gauges.
+func scrapeAll(ctx context.Context, pages []string) (gauges, error) {
+	sum := gauges{hasCPU: len(pages) > 0}
+	for _, at := range pages {
+		g, err := scrape(ctx, at)
+		if err != nil {
+			return sum, err
+		}
+		sum.RSS += g.RSS
+		sum.Heap += g.Heap
+		sum.Links += g.Links
+		sum.CPU += g.CPU
+		sum.hasCPU = sum.hasCPU && g.hasCPU
+		sum.perNode = append(sum.perNode, g.perNode...)
+	}
+	return sum, nil
 }
 
 // metricsURL is where a gateway at the WebSocket url ws serves /metrics.
@@ -87,6 +115,7 @@ func (e *statusError) Error() string {
 
 func parseGauges(r io.Reader) (gauges, error) {
 	var g gauges
+	var conflicts, catchUps float64
 	found := 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -104,6 +133,10 @@ func parseGauges(r io.Reader) (gauges, error) {
 			dst = &g.Links
 		case metricCPU:
 			dst, g.hasCPU = &g.CPU, true
+		case metricConflicts:
+			dst = &conflicts
+		case metricCatchUps:
+			dst = &catchUps
 		default:
 			continue
 		}
@@ -117,6 +150,7 @@ func parseGauges(r io.Reader) (gauges, error) {
 	if err := sc.Err(); err != nil {
 		return g, err
 	}
+	g.perNode = []nodeGauges{{links: g.Links, conflicts: conflicts, catchUps: catchUps}}
 	if found == 0 {
 		return g, fmt.Errorf("none of %s, %s, %s, %s on the page", metricRSS, metricHeap, metricConns, metricCPU)
 	}
@@ -124,17 +158,23 @@ func parseGauges(r io.Reader) (gauges, error) {
 }
 
 // inProcessGauges reads this process's heap after a collection, and the
-// gateway's link count. RSS is the process's, peers included. Heap is the
+// gateways' link counts. RSS is the process's, peers included. Heap is the
 // live heap: in-use spans also hold what earlier runs in the process left
 // free, and a collection that returns those between the two readings made
 // a small run's heap seem to shrink.
-func inProcessGauges(s *gateway.Server) gauges {
+func inProcessGauges(ss []*gateway.Server) gauges {
 	cpu := processCPU() // before the collection, which is this tool's cost
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), Links: float64(s.Metrics().Connections.Load()),
-		CPU: cpu, hasCPU: true}
+	g := gauges{RSS: float64(m.Sys - m.HeapReleased), Heap: float64(m.HeapAlloc), CPU: cpu, hasCPU: true}
+	for _, s := range ss {
+		m := s.Metrics()
+		n := nodeGauges{links: float64(m.Connections.Load()), conflicts: float64(m.Conflicts.Load()), catchUps: float64(m.CatchUps.Load())}
+		g.Links += n.links
+		g.perNode = append(g.perNode, n)
+	}
+	return g
 }
 
 // processCPU is this process's CPU time so far, user and system, in

@@ -17,10 +17,11 @@ import (
 
 func main() {
 	var o options
-	flag.StringVar(&o.url, "url", "ws://127.0.0.1:8080/", "the gateway to load (loopback unless -allow-remote); start it with -rate-limit 0, every peer comes from one address")
-	flag.BoolVar(&o.inprocess, "inprocess", false, "start a gateway (and with -authority a gRPC bridge) in this process on 127.0.0.1; heap then counts the peers too")
+	flag.StringVar(&o.url, "url", "ws://127.0.0.1:8080/", "the gateway to load, or several comma-separated nodes of one cluster (loopback unless -allow-remote; start each with -rate-limit 0, every peer comes from one address): writer j of a document goes to node j mod n, readers round-robin to the nodes after the first, so one writer's readers are on other nodes")
+	flag.BoolVar(&o.inprocess, "inprocess", false, "start a gateway (and with -authority a gRPC bridge), or -nodes of them, in this process on 127.0.0.1; heap then counts the peers too")
+	flag.IntVar(&o.nodes, "nodes", 1, "with -inprocess: gateways sharing one embedded nats-server (-store nats), placed on as -url places them; gauges and CPU sum over them")
 	flag.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback -url or -grpc (this workplace forbids load off the machine)")
-	flag.StringVar(&o.metrics, "metrics", "", "the gateway's Prometheus page for heap, RSS and links (empty: /metrics beside -url; - for none)")
+	flag.StringVar(&o.metrics, "metrics", "", "the gateways' Prometheus pages for heap, RSS and links, comma-separated in -url order, summed (empty: /metrics beside each -url; - for none)")
 	flag.BoolVar(&o.authority, "authority", false, "put an SDK backend in the loop that claims the documents and accepts every commit")
 	flag.BoolVar(&o.inlineAccept, "inline-accept", true, "the -authority's Accept runs on its stream's receive loop (client.Handlers.InlineAccept): it never blocks")
 	flag.StringVar(&o.grpc, "grpc", "127.0.0.1:9090", "the gateway's gRPC address for -authority")
@@ -35,7 +36,7 @@ func main() {
 	flag.StringVar(&o.shape, "shape", shapeField, "commit shape: field, insert (into an array) or large; or fanout, a whole scenario: one document, one writer of field commits, -readers peers that each ask for state, every commit checked to reach every reader once (it sets -peers, -docs and -writers, so it refuses them)")
 	flag.IntVar(&o.readers, "readers", 0, "with -shape fanout: readers on the document (-watch raw costs the shared host less at thousands)")
 	flag.DurationVar(&o.winLen, "latency-window", defaultWindow, "latency p50, p99 and max are also reported per window of this length, by when each commit was made")
-	flag.StringVar(&o.store, "store", storeMemory, "with -inprocess: the gateway's store, memory or bolt (cmd/gateway's default, in a temporary directory)")
+	flag.StringVar(&o.store, "store", storeMemory, "with -inprocess: the gateways' store, memory, bolt (cmd/gateway's default, in a temporary directory) or nats (JetStream on an embedded nats-server; the default with -nodes above 1)")
 	flag.IntVar(&o.size, "size", 0, "bytes of text per commit (0: 16, or 64 KiB for large)")
 	flag.StringVar(&o.watch, "watch", watchPeer, "watchers: peer (a full aweft end with a replica) or raw (a bare socket that decodes frames and commits, so the tool costs the host less)")
 	flag.StringVar(&o.write, "write", watchPeer, "writers: peer (a full aweft end) or raw (a bare socket that sends encoded commits and decodes what arrives; each document's first writer, which makes it, stays a peer)")

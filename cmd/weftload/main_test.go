@@ -97,7 +97,8 @@ func TestRunRawWriters(t *testing.T) {
 
 // A raw writer hears its refusal: counted, and its credit handed back.
 func TestRawWriterRefused(t *testing.T) {
-	_, url, _, stop, err := startInProcess(false, storeMemory)
+	_, urls, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
+	url := urls[0]
 	if err != nil {
 		t.Fatal(err)
 	}

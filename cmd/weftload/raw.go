@@ -10,6 +10,7 @@ import (
 
 	"github.com/weftgate/weftgate/internal/wsread"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
 	"github.com/weftgate/weftgate/protocol/frame"
 )
@@ -56,7 +57,7 @@ func dialRaw(ctx context.Context, url, name string) (*websocket.Conn, commit.Com
 				return ws, state, nil
 			}
 		case frame.Fault:
-			err = fmt.Errorf("fault %s: %s", f.Reason, f.Message)
+			err = protocol.Errorf(protocol.Reason(f.Reason), f.Message) // its reason names it (no-document is retried)
 		}
 	}
 	ws.CloseNow()

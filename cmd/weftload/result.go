@@ -52,6 +52,9 @@ type result struct {
 	ConnectSeconds float64 `json:"connect_seconds"`
 	ConnectPerS    float64 `json:"connections_per_second"`
 
+	// Nodes are the gateways in -url order (or the -inprocess ones), with
+	// the members placed on each and each one's links once connected.
+	Nodes             []node  `json:"nodes"`
 	Gateway           *gauges `json:"gateway,omitempty"`
 	HeapPerLinkB      float64 `json:"heap_per_link_bytes,omitempty"`
 	RSSPerLinkB       float64 `json:"rss_per_link_bytes,omitempty"`
@@ -110,7 +113,7 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "peers %d, documents %d, writers per document %d, shape %s (%d B), rate %g/s per writer, authority %v, %.1f s\n",
 		r.Peers, r.Documents, r.Writers, r.Shape, r.Size, r.Rate, r.Authority, r.Seconds)
 	if r.Store != "" {
-		fmt.Fprintf(w, "in-process gateway on the %s store\n", r.Store)
+		fmt.Fprintf(w, "%d in-process gateway(s) on the %s store\n", max(1, len(r.Nodes)), r.Store)
 	}
 	row := func(k string, format string, v ...any) {
 		fmt.Fprintf(w, "%-26s "+format+"\n", append([]any{k}, v...)...)
@@ -141,6 +144,15 @@ func (r *result) print(w io.Writer) {
 	}
 	row("window waits", "%d", r.WindowWaits)
 	row("connections per second", "%.0f (%d in %.1f s)", r.ConnectPerS, r.Peers, r.ConnectSeconds)
+	if len(r.Nodes) > 1 {
+		for _, n := range r.Nodes {
+			links := "?"
+			if n.Links >= 0 {
+				links = fmt.Sprintf("%.0f", n.Links)
+			}
+			row("  node "+n.URL, "%s links (%d writers, %d readers placed), %.0f log conflicts, %.0f catch-ups", links, n.Writers, n.Readers, n.Conflicts, n.CatchUps)
+		}
+	}
 	if r.Gateway != nil {
 		row("gateway links", "%.0f", r.Gateway.Links)
 		row("gateway heap, RSS", "%.1f MiB, %.1f MiB", r.Gateway.Heap/(1<<20), r.Gateway.RSS/(1<<20))

@@ -50,11 +50,16 @@ const (
 const (
 	storeMemory = "memory"
 	storeBolt   = "bolt"
+	// storeNats is a JetStream store on an embedded nats-server, one per
+	// node; -nodes above 1 implies it.
+	storeNats = "nats"
 )
 
 // options are the flags.
 type options struct {
 	url, metrics, grpc, grpcToken string
+	urls, metricsURLs             []string // -url and -metrics split; the in-process nodes' urls
+	nodes                         int      // -inprocess gateways; 0 means 1
 	inprocess, allowRemote        bool
 	authority, jsonOut            bool
 	inlineAccept                  bool // the authority's Handlers.InlineAccept
@@ -93,14 +98,26 @@ func (o *options) check() error {
 	if o.winLen == 0 {
 		o.winLen = defaultWindow
 	}
+	if o.nodes == 0 {
+		o.nodes = 1
+	}
+	if o.nodes > 1 && (o.store == "" || o.store == storeMemory && !o.set["store"]) {
+		o.store = storeNats
+	}
 	switch o.store {
 	case "":
 		o.store = storeMemory
-	case storeMemory, storeBolt:
+	case storeMemory, storeBolt, storeNats:
 	default:
-		return fmt.Errorf("-store %q: want memory or bolt", o.store)
+		return fmt.Errorf("-store %q: want memory, bolt or nats", o.store)
 	}
 	switch {
+	case o.nodes < 1 || o.nodes > maxNodes:
+		return fmt.Errorf("-nodes %d: want 1 to %d", o.nodes, maxNodes)
+	case o.nodes > 1 && !o.inprocess:
+		return errors.New("-nodes starts gateways in this process: add -inprocess, or give separate gateways as -url a,b,c")
+	case o.nodes > 1 && o.store != storeNats:
+		return fmt.Errorf("-nodes %d share documents through NATS: -store nats (or leave -store out), not %s", o.nodes, o.store)
 	case o.store != storeMemory && !o.inprocess:
 		return errors.New("-store chooses the -inprocess gateway's store; a separate gateway has its own")
 	case o.winLen < 0:
@@ -120,6 +137,14 @@ func (o *options) check() error {
 	case shapeField, shapeInsert, shapeLarge, shapeFanout:
 	default:
 		return fmt.Errorf("-shape %q: want field, insert, large or fanout", o.shape)
+	}
+	if !o.inprocess {
+		if err := o.checkURLs(); err != nil {
+			return err
+		}
+	}
+	if o.authority && (o.nodes > 1 || len(o.urls) > 1) {
+		return errors.New("-authority claims through one node's gRPC and a backend answers only the node it is on: use it with one gateway")
 	}
 	for flag, kind := range map[string]*string{"-watch": &o.watch, "-write": &o.write} {
 		switch *kind {
@@ -173,56 +198,43 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		res.Store = o.store
 	}
 
-	var gw *gateway.Server
+	var gws []*gateway.Server
 	grpcAddr := o.grpc
 	if o.inprocess {
-		s, url, gaddr, stop, err := startInProcess(o.authority, o.store)
+		ss, urls, gaddr, stop, err := startNodes(ctx, o.nodes, o.authority, o.store)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		gw, o.url, grpcAddr = s, url, gaddr
-	} else {
-		if err := loopbackOnly("-url", o.url, o.allowRemote); err != nil {
+		gws, o.urls, grpcAddr = ss, urls, gaddr
+	} else if o.authority {
+		if err := loopbackOnly("-grpc", o.grpc, o.allowRemote); err != nil {
 			return nil, err
 		}
-		if o.authority {
-			if err := loopbackOnly("-grpc", o.grpc, o.allowRemote); err != nil {
-				return nil, err
-			}
-		}
-		if o.metrics == "" {
-			o.metrics, _ = metricsURL(o.url)
-		}
 	}
-	// CPU is the in-process gateway's with the tool's, or a separate
-	// gateway's from its /metrics.
+	res.Nodes = placement(o.urls, o.docs, o.peers, o.writers)
+	// CPU is the in-process gateways' with the tool's, or the separate
+	// gateways' summed from their /metrics.
 	readCPU := func() (float64, bool) {
-		if gw != nil {
+		if gws != nil {
 			return processCPU(), true
 		}
-		if o.metrics == "-" {
-			return 0, false
-		}
-		g, err := scrape(ctx, o.metrics)
+		g, err := scrapeAll(ctx, o.metricsURLs)
 		if err != nil || !g.hasCPU {
 			return 0, false
 		}
 		return g.CPU, true
 	}
 	readGauges := func() (gauges, bool) {
-		if gw != nil {
-			return inProcessGauges(gw), true
+		if gws != nil {
+			return inProcessGauges(gws), true
 		}
-		if o.metrics == "-" {
-			return gauges{}, false
-		}
-		g, err := scrape(ctx, o.metrics)
+		g, err := scrapeAll(ctx, o.metricsURLs)
 		if err != nil {
 			st.fail("metrics", err)
 			return g, false
 		}
-		return g, true
+		return g, len(o.metricsURLs) > 0
 	}
 	before, haveBefore := readGauges()
 
@@ -275,6 +287,9 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	}
 	if after, ok := readGauges(); ok {
 		res.Gateway = &after
+		for i, n := range after.perNode {
+			res.Nodes[i].Links = n.links
+		}
 		if lost := float64(o.peers) - after.Links; lost > 0 {
 			st.failN("links-missing-at-the-gateway", int64(lost))
 		}
@@ -283,7 +298,7 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 			if after.Heap > before.Heap {
 				res.HeapPerLinkB = (after.Heap - before.Heap) / links
 				res.RSSPerLinkB = (after.RSS - before.RSS) / links
-				res.HeapIncludesPeers = gw != nil
+				res.HeapIncludesPeers = gws != nil
 			} else {
 				// A gateway that freed earlier runs' garbage meanwhile:
 				// only a fresh one gives a figure per link.
@@ -292,6 +307,7 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		}
 	}
 
+	logBefore, haveLog := readGauges() // before the CPU reading: it collects
 	cpuBefore, haveCPU := readCPU()
 	wctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
@@ -323,7 +339,13 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	st.waitDelivered(ctx, want, drainGrace)
 	if cpuAfter, ok := readCPU(); ok && haveCPU && cpuAfter > cpuBefore {
 		res.CPUSeconds = cpuAfter - cpuBefore
-		res.CPUIncludesTool = gw != nil
+		res.CPUIncludesTool = gws != nil
+	}
+	if end, ok := readGauges(); ok && haveLog {
+		for i, n := range end.perNode {
+			res.Nodes[i].Conflicts = n.conflicts - logBefore.perNode[i].conflicts
+			res.Nodes[i].CatchUps = n.catchUps - logBefore.perNode[i].catchUps
+		}
 	}
 	for _, ms := range docs {
 		for _, m := range ms {
@@ -360,9 +382,18 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 		name := names + strconv.Itoa(k)
 		m := &member{idx: i / o.docs, next: make([]int, o.writers)}
 		writer := m.idx < o.writers
+		url := o.urls[nodeOf(m.idx, o.writers, len(o.urls))]
 		// The document's first member makes it, so it is always a peer.
 		if i >= o.docs && (!writer && o.watch == watchRaw || writer && o.write == watchRaw) {
-			ws, state, err := dialRaw(cctx, o.url, name)
+			type opened struct {
+				ws    *websocket.Conn
+				state commit.Commit
+			}
+			r, err := retryNoDocument(cctx, func() (opened, error) {
+				ws, state, err := dialRaw(cctx, url, name)
+				return opened{ws, state}, err
+			})
+			ws, state := r.ws, r.state
 			if err != nil {
 				return nil, fmt.Errorf("raw member %d on %s: %w", i, name, err)
 			}
@@ -372,7 +403,7 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 			}
 			return m, nil
 		}
-		p, err := peer.Dial(cctx, o.url, popts)
+		p, err := peer.Dial(cctx, url, popts)
 		if err != nil {
 			return nil, fmt.Errorf("peer %d: %w", i, err)
 		}
@@ -381,7 +412,7 @@ func connect(ctx context.Context, o options, st *stats) ([][]*member, []*peer.Pe
 		if i < o.docs {
 			d, err = p.Share(cctx, name, document.New(commit.NewID(), commit.Object, document.Limits{}))
 		} else {
-			d, err = p.Join(cctx, name)
+			d, err = retryNoDocument(cctx, func() (*peer.Doc, error) { return p.Join(cctx, name) })
 		}
 		if err != nil {
 			return nil, fmt.Errorf("peer %d on %s: %w", i, name, err)
@@ -466,68 +497,95 @@ func closeAll(peers []*peer.Peer, n int) {
 	wg.Wait()
 }
 
-// startInProcess starts a gateway on 127.0.0.1:0 in this process, with an
-// in-process gRPC bridge as its authority when asked, on a memory store or
-// a bbolt store (cmd/gateway's default) in a directory of its own that
-// stop removes.
-func startInProcess(withBridge bool, storeKind string) (s *gateway.Server, url, grpcAddr string, stop func(), err error) {
-	cfg := gateway.Config{PingInterval: -1, Admission: gatewayAdmission()}
-	closeStore := func() {}
-	if storeKind == storeBolt {
-		dir, err := os.MkdirTemp("", "weftload-store-")
-		if err != nil {
-			return nil, "", "", nil, err
+// startNodes starts n gateways on 127.0.0.1:0 in this process, with an
+// in-process gRPC bridge as the first one's authority when asked, each on
+// a store of storeKind: memory, bbolt (cmd/gateway's default) in a
+// directory of its own, or JetStream on one embedded nats-server that all
+// nodes share, each node with its own connection. stop stops them all
+// and removes what they wrote.
+func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (ss []*gateway.Server, urls []string, grpcAddr string, stop func(), err error) {
+	var stops []func() // run last first
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
 		}
-		st, err := store.Open(dir, store.Options{})
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, "", "", nil, err
-		}
-		cfg.Store = st
-		closeStore = func() { st.Close(); os.RemoveAll(dir) }
 	}
 	defer func() {
 		if err != nil {
-			closeStore()
+			stop()
 		}
 	}()
-	var b *bridge.Server
-	if withBridge {
-		b = bridge.New(bridge.Config{})
-		cfg.Authority, cfg.Calls = b, b
-	}
-	s, err = gateway.New(cfg)
-	if err != nil {
-		return nil, "", "", nil, err
-	}
-	stopBridge := func() {}
-	if b != nil {
-		b.Attach(s)
-		if grpcAddr, stopBridge, err = serveBridge(b); err != nil {
-			return nil, "", "", nil, err
+	natsURL := ""
+	if storeKind == storeNats {
+		u, stopNats, err := startNats()
+		if err != nil {
+			return nil, nil, "", nil, err
 		}
+		stops = append(stops, stopNats)
+		natsURL = u
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		stopBridge()
-		return nil, "", "", nil, err
+	for i := range n {
+		cfg := gateway.Config{PingInterval: -1, Admission: gatewayAdmission()}
+		switch storeKind {
+		case storeBolt:
+			dir, err := os.MkdirTemp("", "weftload-store-")
+			if err != nil {
+				return nil, nil, "", nil, err
+			}
+			st, err := store.Open(dir, store.Options{})
+			if err != nil {
+				os.RemoveAll(dir)
+				return nil, nil, "", nil, err
+			}
+			cfg.Store = st
+			stops = append(stops, func() { st.Close(); os.RemoveAll(dir) })
+		case storeNats:
+			st, closeStore, err := openJetStream(ctx, natsURL)
+			if err != nil {
+				return nil, nil, "", nil, err
+			}
+			cfg.Store = st
+			stops = append(stops, closeStore)
+		}
+		var b *bridge.Server
+		if withBridge && i == 0 {
+			b = bridge.New(bridge.Config{})
+			cfg.Authority, cfg.Calls = b, b
+		}
+		s, err := gateway.New(cfg)
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		if b != nil {
+			b.Attach(s)
+			addr, stopBridge, err := serveBridge(b)
+			if err != nil {
+				return nil, nil, "", nil, err
+			}
+			grpcAddr = addr
+			stops = append(stops, stopBridge)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		hs := &http.Server{Handler: s}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			hs.Serve(ln)
+		}()
+		stops = append(stops, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s.Shutdown(ctx)
+			hs.Close()
+			<-served
+		})
+		ss = append(ss, s)
+		urls = append(urls, "ws://"+ln.Addr().String()+"/")
 	}
-	hs := &http.Server{Handler: s}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		hs.Serve(ln)
-	}()
-	stop = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		hs.Close()
-		<-served
-		stopBridge()
-		closeStore()
-	}
-	return s, "ws://" + ln.Addr().String() + "/", grpcAddr, stop, nil
+	return ss, urls, grpcAddr, stop, nil
 }
 
 // kindOf names an error for the errors table, coarsely enough that the
