@@ -31,8 +31,9 @@ func (h *hub) shared() bool {
 }
 
 // maxAhead bounds the records another node appended that wait while this
-// node's own append is in flight, and maxCatchUp those a catch-up reads;
-// past either the hub reloads and its members resync.
+// node's own append is in flight (past it, the rest are read again once the
+// append ends), and maxCatchUp those one catch-up read holds (a longer
+// catch-up reads again).
 const (
 	maxAhead   = 1024
 	maxCatchUp = 4096
@@ -45,9 +46,11 @@ type foreignMsg struct {
 	err error
 }
 
-// caughtUpMsg is what a catch-up read found after the durable cursor.
+// caughtUpMsg is what a catch-up read found after the durable cursor;
+// more says it stopped at its bound.
 type caughtUpMsg struct {
 	recs []store.Record
+	more bool
 	err  error
 }
 
@@ -99,7 +102,7 @@ func (h *hub) stopFollowing() {
 	}
 	h.following = false
 	h.followGen++
-	h.ahead = nil
+	h.ahead, h.aheadLost = nil, false // the next follow starts at the durable cursor
 }
 
 // foreign takes a record of the shared log. The node's own records come
@@ -132,6 +135,8 @@ func (h *hub) foreign(m foreignMsg) {
 		// cursors, a lost race reads them again.
 		if len(h.ahead) < maxAhead {
 			h.ahead = append(h.ahead, r)
+		} else {
+			h.aheadLost = true // read again from the log once it ends
 		}
 		return
 	}
@@ -180,7 +185,7 @@ func (h *hub) afterInput() {
 		h.load(loadAfterFailure)
 		return
 	}
-	if len(h.ahead) > 0 && h.log.Settled() {
+	if (len(h.ahead) > 0 || h.aheadLost) && h.log.Settled() {
 		h.settledAhead()
 	}
 	h.follow()
@@ -189,8 +194,13 @@ func (h *hub) afterInput() {
 // settledAhead applies what waited while this node's append was in
 // flight, once it has settled.
 func (h *hub) settledAhead() {
-	ahead := h.ahead
-	h.ahead = nil
+	ahead, lost := h.ahead, h.aheadLost
+	h.ahead, h.aheadLost = nil, false
+	if lost {
+		// Some did not fit: read them all from the log instead.
+		h.catchUp()
+		return
+	}
 	for _, r := range ahead {
 		if !h.log.Settled() || h.paused || !h.applyForeign(r) {
 			return
@@ -234,16 +244,14 @@ func (h *hub) catchUp() {
 		for len(out) < maxCatchUp {
 			recs, err := st.Read(ctx, name, from, 0)
 			if err != nil || len(recs) == 0 {
-				return caughtUpMsg{out, err}
+				return caughtUpMsg{recs: out, err: err}
 			}
 			out = append(out, recs...)
 			from = recs[len(recs)-1].Cursor + 1
 		}
-		return caughtUpMsg{out, errTooFarBehind}
+		return caughtUpMsg{recs: out, more: true}
 	})
 }
-
-var errTooFarBehind = errors.New("too far behind the shared log")
 
 // caughtUp applies what a catch-up read, then decides again the commits a
 // lost race took back.
@@ -258,6 +266,10 @@ func (h *hub) caughtUp(m caughtUpMsg) {
 		if !h.applyForeign(r) {
 			return
 		}
+	}
+	if m.more {
+		h.catchUp() // the rest, a bounded read at a time
+		return
 	}
 	if len(h.requeue) > 0 {
 		h.pipe.Requeue(h.requeue, Verdict{})

@@ -57,6 +57,7 @@ type hub struct {
 	followGen uint64
 	unfollow  context.CancelFunc
 	ahead     []store.Record
+	aheadLost bool // more came than ahead holds: read the log again
 	requeue   []*pendingCommit
 	reloadDue bool
 	// A failed follow waits followBackoff before the next (followWaiting).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,21 +87,14 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) bool {
 	return true
 }
 
-// A gateway defect found by the hot-document run (BENCHMARKS, Several
-// nodes: 112 deliveries missing): while a node's own append is in flight,
-// the records other nodes append meanwhile wait in the hub's ahead list,
-// which keeps at most maxAhead (1,024) and drops the rest without a
-// catch-up (gateway/follow.go, foreign). When the append then succeeds and
-// nothing more is appended, the dropped records never reach that node's
-// members. Here node B's append lands but its acknowledgement is held
-// while node A appends 1,100 commits; B's reader must still get them all.
-// It fails today (B's reader gets 1,024), and gateway/ is not this
-// branch's to fix, so it runs only with WEFTGATE_KNOWN_DEFECTS=1 until the
-// fix lands; then the guard goes.
-func TestKnownDefectRecordsPastMaxAheadAreLost(t *testing.T) {
-	if os.Getenv("WEFTGATE_KNOWN_DEFECTS") == "" {
-		t.Skip("fails today: a known gateway defect (WEFTGATE_KNOWN_DEFECTS=1 runs it)")
-	}
+// A gateway defect the hot-document run found (BENCHMARKS, Several
+// nodes: 112 deliveries missing), fixed in gateway/follow.go: while a
+// node's own append is in flight, the records other nodes append meanwhile
+// wait in the hub's ahead list, which keeps at most 1,024; the rest were
+// dropped with no catch-up. Now the node reads them again from the log once
+// its append ends. Here node B's append lands but its acknowledgement is
+// held while node A appends 1,100 commits; B's reader must get them all.
+func TestRecordsPastMaxAheadAreNotLost(t *testing.T) {
 	natsURL, stopNats, err := startNats()
 	if err != nil {
 		t.Fatal(err)
