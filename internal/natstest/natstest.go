@@ -68,7 +68,9 @@ func (s *Server) launch(t testing.TB) {
 // was first given.
 func (s *Server) ready(t testing.TB) {
 	t.Helper()
-	if !s.ReadyForConnections(20 * time.Second) {
+	// A clustered server takes clients once its JetStream group has a
+	// quorum: slow on a loaded host, so the bound is generous.
+	if !s.ReadyForConnections(60 * time.Second) {
 		t.Fatal("nats-server did not start")
 	}
 	s.opts.Port = s.Addr().(*net.TCPAddr).Port
