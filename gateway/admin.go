@@ -161,6 +161,14 @@ func (h *hub) deleteAppended() {
 func (h *hub) storeCallDone() {
 	h.storeCalls--
 	h.continueDelete()
+	if h.leaving {
+		h.leaving = false
+		if h.unloadable() && h.srv.reg.tryUnload(h) {
+			h.stopCreatorTimer()
+			h.quit = true
+			return
+		}
+	}
 	h.maybeIdle()
 }
 

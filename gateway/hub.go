@@ -23,8 +23,9 @@ import (
 // authority or the store: every store call runs off it and its completion
 // comes back as an input. A call whose outcome decides the document (a load,
 // the reload after a failed append, a Create's snapshot) pauses it: inputs
-// wait, in order, until the completion. The one exception is the final
-// snapshot of a hub that has already left the registry.
+// wait, in order, until the completion. A quiet document's final snapshot
+// is one more such call: the hub leaves once it is stored, and stays if
+// anyone came meanwhile.
 type hub struct {
 	name    string
 	srv     *Server
@@ -101,6 +102,7 @@ type hub struct {
 	// timer is the driver's.
 	rest      docsm.Idle
 	idleTimer *time.Timer
+	leaving   bool // idle: its final snapshot is being stored, then it goes
 
 	loadAsked bool          // a backend Loader's answer was taken for this document
 	loadWait  []func(error) // opens and calls waiting for its answer
@@ -225,8 +227,13 @@ func (h *hub) run() {
 			h.handle(m)
 			h.resume()
 		case <-idle.C:
-			if h.rest.Tick(time.Now(), h.unloadable()) && h.srv.reg.tryUnload(h) {
-				h.unload()
+			if !h.rest.Tick(time.Now(), h.unloadable()) {
+				break
+			}
+			if h.finalSnapshot() {
+				h.leaving = true // storeCallDone unloads once it is stored
+			} else if h.srv.reg.tryUnload(h) {
+				h.stopCreatorTimer()
 				return
 			}
 		case <-h.evict:
@@ -418,18 +425,32 @@ func (h *hub) maybeIdle() {
 	}
 }
 
-// unload stores a final snapshot when commits passed since the last one.
-func (h *hub) unload() {
-	h.stopCreatorTimer()
-	if h.doc != nil && docsm.FinalSnapshot(h.stored, h.log.Durable(), h.snapAt) {
-		h.writeSnapshot(true)
+// finalSnapshot starts storing a snapshot when commits became durable since
+// the last one (docsm.FinalSnapshot), and says whether it did; its
+// completion is a storeCallDone.
+func (h *hub) finalSnapshot() bool {
+	if h.doc == nil || !docsm.FinalSnapshot(h.stored, h.log.Durable(), h.snapAt) {
+		return false
 	}
+	h.writeSnapshot()
+	return true
 }
 
 // drain runs at shutdown: finish what is in flight, then store a snapshot.
 func (h *hub) drain() {
 	deadline := time.After(h.srv.cfg.JudgeTimeout)
-	for h.paused || h.pipe.Undecided() || !h.log.Settled() {
+	snapshot := false
+	for {
+		if !h.paused && !h.pipe.Undecided() && h.log.Settled() {
+			if !snapshot {
+				snapshot = true
+				h.stopCreatorTimer()
+				h.finalSnapshot()
+			}
+			if h.storeCalls == 0 {
+				return
+			}
+		}
 		inbox, replies := h.inputs()
 		select {
 		case m := <-inbox:
@@ -444,7 +465,6 @@ func (h *hub) drain() {
 			return
 		}
 	}
-	h.unload()
 }
 
 // --- opening ---------------------------------------------------------------
@@ -1090,7 +1110,7 @@ func (h *hub) appended(err error) {
 	h.stored = true
 	h.madeDurable(h.log.Appended())
 	if h.log.Durable()-h.snapAt >= uint64(h.srv.cfg.SnapshotEvery) && h.log.Settled() {
-		h.writeSnapshot(false)
+		h.writeSnapshot()
 	}
 	h.flush()
 	h.runWaiting()
@@ -1249,18 +1269,11 @@ func (h *hub) settle(p *pendingCommit, err error) {
 	}
 }
 
-func (h *hub) writeSnapshot(wait bool) {
+func (h *hub) writeSnapshot() {
 	root, kind := h.doc.Root()
 	snap := store.Snapshot{Cursor: h.log.Durable(), State: h.snapshotBytes(), Root: root, RootKind: uint8(kind)}
 	h.snapAt = h.log.Durable()
-	put := func() error { return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap) }
-	if wait {
-		if err := put(); err != nil {
-			h.srv.log.Error("store snapshot", "document", h.name, "err", err)
-		}
-		return
-	}
-	h.appendWait(put)
+	h.appendWait(func() error { return h.srv.store.PutSnapshot(h.srv.ctx, h.name, snap) })
 }
 
 // appendWait runs a store call off the hub goroutine and logs its failure.

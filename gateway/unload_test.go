@@ -61,3 +61,62 @@ func TestMaxDocumentsIsANamedRefusal(t *testing.T) {
 		t.Fatalf("third share: %v, want too-many-documents", err)
 	}
 }
+
+// holdSnapshots holds every snapshot past cursor 0 (not a creation) until
+// released.
+type holdSnapshots struct {
+	store.Store
+	entered chan uint64
+	release chan struct{}
+}
+
+func (s *holdSnapshots) PutSnapshot(ctx context.Context, doc string, snap store.Snapshot) error {
+	if snap.Cursor > 0 {
+		s.entered <- snap.Cursor
+		<-s.release
+	}
+	return s.Store.PutSnapshot(ctx, doc, snap)
+}
+
+// A quiet document's final snapshot is a store call like any (issue 16):
+// the hub stores it off its goroutine and stays registered meanwhile, so
+// the status still answers for it, a peer that opens it then keeps it, and
+// it leaves only once stored and still quiet.
+func TestFinalSnapshotIsStoredBeforeTheHubLeaves(t *testing.T) {
+	st := &holdSnapshots{Store: store.NewMemory(), entered: make(chan uint64, 1), release: make(chan struct{})}
+	ts := startGateway(t, gateway.Config{Store: st, IdleUnload: 10 * time.Millisecond})
+	da, err := dial(t, ts.url, peer.Options{}).Share(ctxT(t), "quiet", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set(da, "k", text("v")); err != nil {
+		t.Fatal(err)
+	}
+	waitCursor(t, ts.Server, "quiet", 1)
+	if err := da.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-st.entered; c != 1 {
+		t.Fatalf("final snapshot at %d, want 1", c)
+	}
+	listed := func() bool {
+		for _, d := range ts.Status(ctxT(t)).Documents {
+			if d.Name == "quiet" {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed() {
+		t.Fatal("the hub left the registry before its final snapshot was stored")
+	}
+	close(st.release)
+	eventually(t, "the document to leave once its snapshot is stored", func() bool { return !listed() })
+	db, err := dial(t, ts.url, peer.Options{}).Join(ctxT(t), "quiet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stateOf(t, db) != stateOf(t, da) {
+		t.Fatal("the reloaded document differs")
+	}
+}
