@@ -34,6 +34,10 @@ func (c RelayClaim) Takes(kind v1.QuestionKind, name string) bool {
 	return c.Kinds&(1<<uint(kind)) != 0 && pattern{exact: c.Exact, text: c.Text}.match(name)
 }
 
+// Rank orders claims by specificity, as the router does: an exact name
+// first, then the longer prefix.
+func (c RelayClaim) Rank() int { return pattern{exact: c.Exact, text: c.Text}.rank() }
+
 // maxRelayed bounds the questions this node has out at other nodes at once;
 // past it a question falls back as busy.
 const maxRelayed = 1024

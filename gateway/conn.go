@@ -176,6 +176,11 @@ func (c *conn) post(m connMsg) {
 	}
 	c.queue = append(c.queue, m)
 	c.mu.Unlock()
+	c.wakeLoop()
+}
+
+// wakeLoop tells the loop something is ready; it never blocks.
+func (c *conn) wakeLoop() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -201,10 +206,7 @@ func (c *conn) wakeTopic(ts *topicState) {
 	}
 	c.dirty = append(c.dirty, ts)
 	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.wakeLoop()
 }
 
 // end ends the connection once, for the first reason given.

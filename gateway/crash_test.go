@@ -191,25 +191,10 @@ func storedRecords(t *testing.T, dir, doc string) (*store.Snapshot, []store.Reco
 		t.Fatal(err)
 	}
 	defer st.Close()
-	snap, _, err := st.Load(context.Background(), doc)
-	if errors.Is(err, store.ErrUnknownDocument) {
+	if _, _, err := st.Load(context.Background(), doc); errors.Is(err, store.ErrUnknownDocument) {
 		return nil, nil
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []store.Record
-	for next := uint64(1); ; {
-		rs, err := st.Read(context.Background(), doc, next, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rs) == 0 {
-			return snap, recs
-		}
-		recs = append(recs, rs...)
-		next = rs[len(rs)-1].Cursor + 1
-	}
+	return logRecords(t, st, doc)
 }
 
 // replay is the state recs make of an empty document with snap's root.

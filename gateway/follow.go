@@ -72,10 +72,9 @@ const (
 // document and nothing pauses it. The driver calls it after every input.
 func (h *hub) follow() {
 	f, ok := h.srv.store.(Follower)
-	if !ok || h.following || h.followWaiting || h.paused || h.doc == nil || !h.stored || h.deleting != nil || h.quit {
+	if !ok || h.unfollow != nil || h.followWaiting || h.paused || h.doc == nil || !h.stored || h.deleting != nil || h.quit {
 		return
 	}
-	h.following = true
 	h.followGen++
 	gen, name, after := h.followGen, h.name, h.log.Durable()
 	ctx, cancel := context.WithCancel(h.srv.ctx)
@@ -100,7 +99,6 @@ func (h *hub) stopFollowing() {
 		h.unfollow()
 		h.unfollow = nil
 	}
-	h.following = false
 	h.followGen++
 	h.ahead, h.aheadLost = nil, false // the next follow starts at the durable cursor
 }
@@ -180,9 +178,7 @@ func (h *hub) afterInput() {
 	}
 	if h.reloadDue && h.log.Settled() {
 		h.reloadDue = false
-		h.failed, h.failedAft = nil, nil
-		h.doc, h.loadErr = nil, nil
-		h.load(loadAfterFailure)
+		h.reload(nil, nil)
 		return
 	}
 	if (len(h.ahead) > 0 || h.aheadLost) && h.log.Settled() {
@@ -297,7 +293,5 @@ func (h *hub) resync(text string) {
 		h.reloadDue = true // once the append in flight has ended
 		return
 	}
-	h.failed, h.failedAft = nil, nil
-	h.doc, h.loadErr = nil, nil
-	h.load(loadAfterFailure)
+	h.reload(nil, nil)
 }

@@ -54,7 +54,6 @@ type hub struct {
 	// On a shared log (follow.go): the follow under way, the records
 	// that wait for this node's append, the commits a lost race took
 	// back, and a reload owed once the append in flight ends.
-	following bool
 	followGen uint64
 	unfollow  context.CancelFunc
 	ahead     []store.Record
@@ -1157,7 +1156,14 @@ func (h *hub) storeFailed(err error) {
 		return
 	}
 	h.srv.log.Error("store append failed", "document", h.name, "err", err)
-	h.failed, h.failedAft = h.log.Failed()
+	h.reload(h.log.Failed())
+}
+
+// reload drops the replica and loads the document again from the store;
+// batch and later, a failed append's, are settled against what it holds
+// (reloadedAfterFailure).
+func (h *hub) reload(batch, later []docsm.Landed[applied]) {
+	h.failed, h.failedAft = batch, later
 	h.doc, h.loadErr = nil, nil
 	h.load(loadAfterFailure)
 }

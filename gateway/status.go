@@ -172,7 +172,7 @@ func (h *hub) status() statusAnswer {
 		Unflushed: h.log.InFlight(),
 		Members:   membersOf(h),
 		Loading:   h.paused,
-		Following: h.following,
+		Following: h.unfollow != nil,
 	}}
 	if h.doc != nil {
 		a.d.Observables, a.d.Slots = h.doc.Observables(), h.doc.Slots()

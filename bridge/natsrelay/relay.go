@@ -1,11 +1,14 @@
 package natsrelay
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -223,22 +226,19 @@ func (r *Relay) candidates(kind v1.QuestionKind, name string) []string {
 			if !c.Takes(kind, name) {
 				continue
 			}
-			rank := len(c.Text)
-			if c.Exact {
-				rank = 1 << 30
-			}
-			best = max(best, rank)
+			best = max(best, c.Rank())
 		}
 		if best >= 0 {
 			cs = append(cs, cand{id, best})
 		}
 	}
 	// Most specific first; then by id, so every node asks in one order.
-	for i := 1; i < len(cs); i++ {
-		for j := i; j > 0 && (cs[j].rank > cs[j-1].rank || cs[j].rank == cs[j-1].rank && cs[j].id < cs[j-1].id); j-- {
-			cs[j], cs[j-1] = cs[j-1], cs[j]
+	slices.SortFunc(cs, func(a, b cand) int {
+		if c := cmp.Compare(b.rank, a.rank); c != 0 {
+			return c
 		}
-	}
+		return strings.Compare(a.id, b.id)
+	})
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.id

@@ -173,6 +173,15 @@ func (p *peer) expect(k frame.Kind) frame.Frame {
 	return f
 }
 
+// join opens an existing document by name, asking for its state, and
+// reads the gateway's open and state.
+func (p *peer) join(name string) {
+	p.t.Helper()
+	p.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: name, Want: true})
+	p.expect(frame.Open)
+	p.expect(frame.State)
+}
+
 // create opens a new document from the peer's root and hands over its
 // (empty) state, as the aweft client does for a document it made.
 func (p *peer) create(name string, root commit.ID) {
@@ -205,9 +214,7 @@ func TestMetricsCountACommitOnceEach(t *testing.T) {
 	a := dialPeer(t, ctx, ta.srv.URL)
 	a.create("doc", root)
 	b := dialPeer(t, ctx, ta.srv.URL)
-	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
-	b.expect(frame.Open)
-	b.expect(frame.State)
+	b.join("doc")
 
 	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "hello")}})
 	if f := b.expect(frame.Commits); len(f.Commits) != 1 {

@@ -82,9 +82,7 @@ func TestThreeGatewayProcessesOnNats(t *testing.T) {
 	}
 	c.expect(frame.State)
 	b := dialPeer(t, ctx, "http://"+gws[1].addrs.WS)
-	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
-	b.expect(frame.Open)
-	b.expect(frame.State)
+	b.join("doc")
 	b.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "from the second node")}})
 	want := string(setTitle(t, root, "from the second node"))
 	for name, p := range map[string]*peer{"first": a, "third": c} {

@@ -69,9 +69,7 @@ func TestAppOnNats(t *testing.T) {
 	a := dialPeer(t, ctx, ta.srv.URL)
 	a.create("doc", root)
 	b := dialPeer(t, ctx, ta.srv.URL)
-	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
-	b.expect(frame.Open)
-	b.expect(frame.State)
+	b.join("doc")
 	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "hello")}})
 	if f := b.expect(frame.Commits); len(f.Commits) != 1 {
 		t.Fatalf("b got %d commits, want 1", len(f.Commits))
@@ -132,9 +130,7 @@ func TestTwoAppsOnOneNats(t *testing.T) {
 		}
 	}
 	b := dialPeer(t, ctx, tb.srv.URL)
-	b.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
-	b.expect(frame.Open)
-	b.expect(frame.State)
+	b.join("doc")
 	a.send(frame.Frame{Kind: frame.Commits, Topic: 1, First: 1, Commits: [][]byte{setTitle(t, root, "hello")}})
 	if f := b.expect(frame.Commits); len(f.Commits) != 1 || string(f.Commits[0]) != string(setTitle(t, root, "hello")) {
 		t.Fatalf("the peer on the second node got %d commits, want a's", len(f.Commits))

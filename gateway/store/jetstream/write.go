@@ -12,6 +12,19 @@ import (
 	"github.com/weftgate/weftgate/gateway/store"
 )
 
+// rewriting holds doc's cache for a write that replaces the document's
+// entry, which the cached end then no longer describes; the returned func
+// lets it go.
+func (s *Store) rewriting(doc string) func() {
+	d := s.acquire(doc)
+	d.mu.Lock()
+	d.ok = false
+	return func() {
+		d.mu.Unlock()
+		s.release(doc, d)
+	}
+}
+
 // casAttempts bounds how often PutSnapshot reads the entry again after
 // another node changed it under it.
 const casAttempts = 5
@@ -30,11 +43,7 @@ func (s *Store) PutSnapshot(ctx context.Context, doc string, snap store.Snapshot
 	defer s.ops.Done()
 	ctx, cancel := s.timeout(ctx)
 	defer cancel()
-	d := s.acquire(doc)
-	defer s.release(doc, d)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ok = false
+	defer s.rewriting(doc)()
 
 	for range casAttempts {
 		m, last, _, err := s.state(ctx, doc)
@@ -135,11 +144,7 @@ func (s *Store) Delete(ctx context.Context, doc string) error {
 	defer s.ops.Done()
 	ctx, cancel := s.timeout(ctx)
 	defer cancel()
-	d := s.acquire(doc)
-	defer s.release(doc, d)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.ok = false
+	defer s.rewriting(doc)()
 	m, err := s.getMeta(ctx, doc)
 	if err != nil {
 		return err
