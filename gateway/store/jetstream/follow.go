@@ -54,6 +54,9 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 		return s.followErr(ctx, doc, err)
 	}
 	defer it.Stop()
+	// nats.go's ordered consumer, re-creating itself after a lost server,
+	// waits out its backoff without looking at ctx; Stop ends that wait.
+	defer context.AfterFunc(ctx, it.Stop)()
 	next := after + 1
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
