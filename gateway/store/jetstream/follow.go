@@ -42,13 +42,18 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 	defer context.AfterFunc(s.life, cancel)()
 
 	cons, err := s.js.OrderedConsumer(ctx, s.o.Stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{s.base(doc, &m) + ".*"},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    start,
+		FilterSubjects:    []string{s.base(doc, &m) + ".*"},
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       start,
+		InactiveThreshold: followIdle,
 	})
 	if err != nil {
 		return s.followErr(ctx, doc, err)
 	}
+	// Stopping an ordered consumer leaves it on the server until it has
+	// been idle for its threshold; a hub that follows again after each
+	// catch-up would pile them up against the stream's limit.
+	defer s.deleteConsumer(cons)
 	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(followMessages, s.o.FollowBytes))
 	if err != nil {
 		return s.followErr(ctx, doc, err)
@@ -78,6 +83,21 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 		}
 		next++
 	}
+}
+
+// deleteConsumer removes an ended Follow's consumer from the server, off
+// the caller's goroutine: nothing waits for it, and a server that is away
+// drops the consumer after followIdle anyway.
+func (s *Store) deleteConsumer(cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(s.life, s.o.Timeout)
+		defer cancel()
+		_ = s.js.DeleteConsumer(ctx, s.o.Stream, info.Name)
+	}()
 }
 
 // followStart finds the stream sequence to follow doc from after after.

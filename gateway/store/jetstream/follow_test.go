@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
@@ -110,4 +111,65 @@ func TestFollowEdges(t *testing.T) {
 	<-started // it is past its setup, waiting for record 201
 	s.Close()
 	storetest.WantReason(t, <-done, store.Closed)
+}
+
+// TestManyFollowsAtOnce: more follows run at once than the 1,000
+// consumers nats-server 2.15 allows a stream that sets no limit; each
+// node's follow of each document it holds is one, so a cluster would
+// otherwise hold at most 1,000 documents.
+func TestManyFollowsAtOnce(t *testing.T) {
+	ns := natstest.Start(t)
+	s, _ := openOn(t, ns, Options{})
+	storetest.Create(t, s, "d", 0)
+	const n = 1100
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started, errs := make(chan struct{}, n), make(chan error, n)
+	for range n {
+		go func() {
+			errs <- s.Follow(ctx, "d", 0, func(r store.Record) error {
+				started <- struct{}{}
+				return nil
+			})
+		}()
+	}
+	storetest.AppendRange(t, s, "d", 1, 1, 1)
+	for i := 0; i < n; i++ {
+		select {
+		case <-started:
+		case err := <-errs:
+			t.Fatalf("after %d follows had the record, one ended: %v", i, err)
+		}
+	}
+}
+
+// TestAnEndedFollowLeavesNoConsumer: the server does not keep a follow's
+// consumer once the follow ends (it would otherwise stay for the ordered
+// consumer's idle threshold and count against the stream's limit).
+func TestAnEndedFollowLeavesNoConsumer(t *testing.T) {
+	ns := natstest.Start(t)
+	s, _ := openOn(t, ns, Options{})
+	storetest.Create(t, s, "d", 0)
+	storetest.AppendRange(t, s, "d", 1, 3, 1)
+	for range 5 {
+		recs, done := follow(s, "d", 0, 3)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		storetest.WantRecords(t, "d", <-recs, 1, 3)
+	}
+	consumers := func() int {
+		info, err := s.stream.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Consumers
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for consumers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d consumers remain after every follow ended", consumers())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -19,6 +19,15 @@ const (
 	// DefaultFollowBytes bounds what one Follow buffers from the server:
 	// two of the largest records.
 	DefaultFollowBytes = 9 << 20
+	// DefaultMaxFollows is the stream's consumer limit. Each node that
+	// holds a document follows it with one consumer; nats-server 2.15
+	// caps a stream that sets no limit at 1,000 consumers, which would cap
+	// a whole cluster at 1,000 followed documents.
+	DefaultMaxFollows = 1_000_000
+	// followIdle is how long the server keeps a follow's consumer once
+	// nothing pulls from it. A Follow deletes its consumer when it ends;
+	// this is the backstop when that delete cannot reach the server.
+	followIdle = 2 * time.Minute
 )
 
 // blockRecords is how many consecutive cursors share one subject. A read
@@ -56,6 +65,10 @@ type Options struct {
 	// FollowBytes bounds the bytes one Follow buffers (0 means
 	// DefaultFollowBytes; it must exceed the largest record).
 	FollowBytes int
+	// MaxFollows is the stream's consumer limit: the Follows that may run
+	// at once over every node sharing the stream (0 means
+	// DefaultMaxFollows).
+	MaxFollows int
 	// HealthChanged, when set, is called with the cause when writes start
 	// failing and with nil when they work again. It must not call the
 	// store.
@@ -87,6 +100,7 @@ func (o Options) withDefaults() Options {
 	num(&o.InlineSnapshotBytes, DefaultInlineSnapshotBytes)
 	num(&o.BatchRecords, DefaultBatchRecords)
 	num(&o.FollowBytes, DefaultFollowBytes)
+	num(&o.MaxFollows, DefaultMaxFollows)
 	return o
 }
 

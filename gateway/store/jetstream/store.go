@@ -105,6 +105,7 @@ func Open(ctx context.Context, nc *nats.Conn, o Options) (*Store, error) {
 		Replicas:           o.Replicas,
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
+		MaxConsumers:       o.MaxFollows,
 	})
 	if err != nil {
 		return nil, unavailable("", fmt.Errorf("stream %s: %w", o.Stream, err))
