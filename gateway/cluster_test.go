@@ -84,13 +84,35 @@ type node struct {
 	holding chan struct{} // told when an append is held
 	// failFollows: the next follows fail at once, as when NATS is away.
 	failFollows atomic.Int32
+	// mute, while set, holds back what the node's follows bring.
+	mute atomic.Pointer[chan struct{}]
 }
 
 func (n *node) Follow(ctx context.Context, doc string, after uint64, fn func(store.Record) error) error {
 	if n.failFollows.Add(-1) >= 0 {
 		return errInjected
 	}
-	return n.sharedLog.Follow(ctx, doc, after, fn)
+	return n.sharedLog.Follow(ctx, doc, after, func(r store.Record) error {
+		if m := n.mute.Load(); m != nil {
+			select {
+			case <-*m:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return fn(r)
+	})
+}
+
+// muteFollows holds back every record the node's follows bring until the
+// returned func is called.
+func (n *node) muteFollows() (unmute func()) {
+	m := make(chan struct{})
+	n.mute.Store(&m)
+	return func() {
+		n.mute.Store(nil)
+		close(m)
+	}
 }
 
 func (n *node) Append(ctx context.Context, doc string, recs []store.Record) error {
@@ -120,11 +142,11 @@ func (n *node) holdAppends() (held <-chan struct{}, release func()) {
 
 // twoNodes starts two gateways on one shared log, with a document created
 // through the first and stored.
-func twoNodes(t *testing.T) (log *sharedLog, a, b *testServer, na *node) {
+func twoNodes(t *testing.T, raceWait time.Duration) (log *sharedLog, a, b *testServer, na *node) {
 	log = newSharedLog()
 	na = &node{sharedLog: log}
-	a = startGateway(t, gateway.Config{Store: na})
-	b = startGateway(t, gateway.Config{Store: &node{sharedLog: log}})
+	a = startGateway(t, gateway.Config{Store: na, LostRaceWait: raceWait})
+	b = startGateway(t, gateway.Config{Store: &node{sharedLog: log}, LostRaceWait: raceWait})
 	return log, a, b, na
 }
 
@@ -198,37 +220,55 @@ func testNodesShareOneLog(t *testing.T, tp topology) {
 }
 
 // An append that loses the race for its cursor to another node is not
-// refused: the node reads the other's commit, delivers it, and lands its
-// own after it (issue 17: a commit valid on one node is never refused
-// because of the cluster).
+// refused: the node takes the other's commit from its follow, delivers it,
+// and lands its own after it (issue 17: a commit valid on one node is never
+// refused because of the cluster). With the follow muted it reads the log
+// once the race wait is over.
 func TestLostRaceLandsAfterTheWinner(t *testing.T) {
-	log, a, b, na := twoNodes(t)
-	da, db := shareAcross(t, log, a, b, "doc")
-	held, release := na.holdAppends()
-	if _, err := set(da, "from-a", text("1")); err != nil {
-		t.Fatal(err)
-	}
-	<-held // a's append waits at cursor 1
-	if _, err := set(db, "from-b", text("2")); err != nil {
-		t.Fatal(err)
-	}
-	waitCursor(t, b.Server, "doc", 1) // b won cursor 1
-	release()
-	if got := waitApplied(t, da, 1); got[0].Commit.Deltas[0].Ref.Key != "from-b" {
-		t.Fatalf("a's peer got %q, want b's commit", got[0].Commit.Deltas[0].Ref.Key)
-	}
-	if got := waitApplied(t, db, 1); got[0].Commit.Deltas[0].Ref.Key != "from-a" {
-		t.Fatalf("b's peer got %q, want a's commit", got[0].Commit.Deltas[0].Ref.Key)
-	}
-	if c := a.Metrics().Conflicts.Load(); c != 1 {
-		t.Fatalf("a counted %d conflicts, want 1", c)
-	}
-	recs, err := log.Read(context.Background(), "doc", 1, 0)
-	if err != nil || len(recs) != 2 {
-		t.Fatalf("the log holds %d records (%v), want 2", len(recs), err)
-	}
-	if stateOf(t, da) != stateOf(t, db) {
-		t.Fatal("the peers diverged")
+	for _, muted := range []bool{false, true} {
+		t.Run(fmt.Sprint("muted=", muted), func(t *testing.T) {
+			// Unmuted, the wait outlasts the test: only the follow
+			// can end it.
+			wait := time.Hour
+			if muted {
+				wait = 10 * time.Millisecond
+			}
+			log, a, b, na := twoNodes(t, wait)
+			da, db := shareAcross(t, log, a, b, "doc")
+			held, release := na.holdAppends()
+			if _, err := set(da, "from-a", text("1")); err != nil {
+				t.Fatal(err)
+			}
+			<-held // a's append waits at cursor 1
+			if muted {
+				defer na.muteFollows()()
+			}
+			if _, err := set(db, "from-b", text("2")); err != nil {
+				t.Fatal(err)
+			}
+			waitCursor(t, b.Server, "doc", 1) // b won cursor 1
+			release()
+			if got := waitApplied(t, da, 1); got[0].Commit.Deltas[0].Ref.Key != "from-b" {
+				t.Fatalf("a's peer got %q, want b's commit", got[0].Commit.Deltas[0].Ref.Key)
+			}
+			if got := waitApplied(t, db, 1); got[0].Commit.Deltas[0].Ref.Key != "from-a" {
+				t.Fatalf("b's peer got %q, want a's commit", got[0].Commit.Deltas[0].Ref.Key)
+			}
+			wantReads := int64(0)
+			if muted {
+				wantReads = 1
+			}
+			if c, r := a.Metrics().Conflicts.Load(), a.Metrics().CatchUps.Load(); c != 1 || r != wantReads {
+				t.Fatalf("a counted %d conflicts and %d catch-up reads, want 1 and %d", c, r, wantReads)
+			}
+			recs, err := log.Read(context.Background(), "doc", 1, 0)
+			if err != nil || len(recs) != 2 {
+				t.Fatalf("the log holds %d records (%v), want 2", len(recs), err)
+			}
+			if stateOf(t, da) != stateOf(t, db) {
+				t.Fatal("the peers diverged")
+			}
+		})
 	}
 }
 

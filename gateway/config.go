@@ -101,6 +101,11 @@ type Config struct {
 	// (with a burst of MaxTopicsPerLink); past it an open is answered with
 	// the fault too-many-opens. 0 means 100; negative turns it off.
 	MaxOpensPerSecond float64
+	// LostRaceWait bounds how long a node whose append lost the race for
+	// its cursor (a log shared with other nodes) waits for its follow to
+	// bring the winner's records before it reads them from the log
+	// instead. 0 means 200ms.
+	LostRaceWait time.Duration
 }
 
 // Defaults for zero Config fields, exported so a command line can show them.
@@ -121,6 +126,7 @@ const (
 	DefaultIdleUnload            = time.Minute
 	DefaultStateTimeout          = 10 * time.Second
 	DefaultMaxOpensPerSecond     = 100
+	DefaultLostRaceWait          = 200 * time.Millisecond
 	// DefaultMaxCommitBytes is the largest commit that fits, whole, in one
 	// frame of DefaultMaxMessageBytes.
 	DefaultMaxCommitBytes = DefaultMaxMessageBytes - frameOverhead
@@ -167,6 +173,7 @@ func (c Config) withDefaults() Config {
 		c.MaxDocumentBytes = lim
 	}
 	defDur(&c.StateTimeout, DefaultStateTimeout)
+	defDur(&c.LostRaceWait, DefaultLostRaceWait)
 	if c.MaxOpensPerSecond == 0 {
 		c.MaxOpensPerSecond = DefaultMaxOpensPerSecond
 	}

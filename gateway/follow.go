@@ -57,9 +57,13 @@ type caughtUpMsg struct {
 // followRetryMsg: the wait after a failed follow is over.
 type followRetryMsg struct{}
 
+// raceWaitMsg: the wait of lost race gen for the follow is over.
+type raceWaitMsg struct{ gen uint64 }
+
 func (foreignMsg) hubMsg()     {}
 func (caughtUpMsg) hubMsg()    {}
 func (followRetryMsg) hubMsg() {}
+func (raceWaitMsg) hubMsg()    {}
 
 // The wait before following again after the log failed (NATS away), from
 // the first to the longest; a record that arrives resets it.
@@ -184,6 +188,12 @@ func (h *hub) afterInput() {
 	if (len(h.ahead) > 0 || h.aheadLost) && h.log.Settled() {
 		h.settledAhead()
 	}
+	if h.raceAt != 0 && h.log.Durable() >= h.raceAt && len(h.ahead) == 0 && !h.aheadLost && !h.paused {
+		// The follow brought the winner: decide the taken-back commits
+		// after it, with no read of the log.
+		h.raceAt = 0
+		h.redecide()
+	}
 	h.follow()
 }
 
@@ -205,9 +215,10 @@ func (h *hub) settledAhead() {
 }
 
 // lostRace takes back the applied commits whose append found another
-// node's records at their cursors (a conditional append lost), reads those
-// records, delivers them, and decides the taken-back commits again after
-// them: a commit valid on one node is not refused because of the cluster.
+// node's records at their cursors (a conditional append lost), takes those
+// records (from the follow, or a read of the log), delivers them, and
+// decides the taken-back commits again after them: a commit valid on one
+// node is not refused because of the cluster.
 // It reports false when the store is not shared.
 func (h *hub) lostRace() bool {
 	if !h.shared() || h.doc == nil {
@@ -225,13 +236,45 @@ func (h *hub) lostRace() bool {
 	h.log.Restart(h.log.Durable())
 	h.srv.metrics.Conflicts.Add(1)
 	h.requeue = append(again, h.requeue...)
-	h.catchUp()
+	if h.unfollow == nil {
+		h.catchUp()
+		return true
+	}
+	// The winner's records are on their way through the follow, and most
+	// often already in ahead: wait for them rather than read the log (a
+	// read stops the follow, and starting it again costs a consumer). The
+	// wait is bounded: a follow that brings nothing (a lost server) ends
+	// in the read after all. Until then decide holds every commit, so
+	// none overtakes those taken back.
+	h.raceAt = h.log.Durable() + 1 // the winner's cursor
+	h.raceGen++
+	gen := h.raceGen
+	time.AfterFunc(h.srv.cfg.LostRaceWait, func() { h.post(raceWaitMsg{gen: gen}) })
 	return true
+}
+
+// raceWaited reads the log when the follow did not bring a lost race's
+// winner in time.
+func (h *hub) raceWaited(m raceWaitMsg) {
+	if m.gen == h.raceGen && h.raceAt != 0 {
+		h.catchUp()
+	}
+}
+
+// redecide decides again, after what the log holds before them, the
+// commits a lost race took back.
+func (h *hub) redecide() {
+	if len(h.requeue) > 0 {
+		h.pipe.Requeue(h.requeue, Verdict{})
+		h.requeue = nil
+	}
+	h.decide()
 }
 
 // catchUp reads what the log holds after the durable cursor, off the hub;
 // caughtUp delivers it.
 func (h *hub) catchUp() {
+	h.raceAt = 0 // the read ends any wait for the follow: caughtUp decides
 	h.stopFollowing()
 	h.srv.metrics.CatchUps.Add(1)
 	name, st, ctx, from := h.name, h.srv.store, h.srv.ctx, h.log.Durable()+1
@@ -267,18 +310,14 @@ func (h *hub) caughtUp(m caughtUpMsg) {
 		h.catchUp() // the rest, a bounded read at a time
 		return
 	}
-	if len(h.requeue) > 0 {
-		h.pipe.Requeue(h.requeue, Verdict{})
-		h.requeue = nil
-		h.decide()
-	}
-	h.runWaiting()
+	h.redecide()
 }
 
 // resync gives up on the replica: every member's topic ends (each resyncs
 // when it opens again), the commits in flight are refused, and the
 // document is loaded again from the log.
 func (h *hub) resync(text string) {
+	h.raceAt = 0
 	h.stopFollowing()
 	e := protocol.Errorf(ReasonStoreUnavailable, text)
 	for _, p := range h.requeue {

@@ -212,6 +212,8 @@ func (h *hub) handle(m hubMsg) {
 		h.caughtUp(m)
 	case followRetryMsg:
 		h.followWaiting = false
+	case raceWaitMsg:
+		h.raceWaited(m)
 	default:
 		panic("gateway: a hub got an input outside its set")
 	}
