@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/gateway/store/storetest"
 	"github.com/weftgate/weftgate/internal/natstest"
@@ -140,6 +142,30 @@ func TestManyFollowsAtOnce(t *testing.T) {
 		case err := <-errs:
 			t.Fatalf("after %d follows had the record, one ended: %v", i, err)
 		}
+	}
+}
+
+// TestOpenSetsTheFollowLimitOnAnOlderStream: a stream an earlier version
+// made with no consumer limit (so the server's 1,000) gets the store's.
+func TestOpenSetsTheFollowLimitOnAnOlderStream(t *testing.T) {
+	ns := natstest.Start(t)
+	c := connect(t, ns.URL)
+	js, err := jetstream.New(c.Conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: DefaultStream, Subjects: []string{DefaultSubject + ".>"}, AllowDirect: true, AllowAtomicPublish: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := openOn(t, ns, Options{})
+	info, err := s.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.MaxConsumers != DefaultMaxFollows {
+		t.Fatalf("the stream allows %d consumers, want %d", info.Config.MaxConsumers, DefaultMaxFollows)
 	}
 }
 
