@@ -106,6 +106,13 @@ type Config struct {
 	// bring the winner's records before it reads them from the log
 	// instead. 0 means 200ms.
 	LostRaceWait time.Duration
+	// FanoutMembers and FanoutInterval: a document with at least
+	// FanoutMembers links wakes them once per FanoutInterval rather than
+	// after every append, so each link's write carries every commit of
+	// that span (0 means 1000 and 20ms; a negative FanoutMembers wakes
+	// every link after every append).
+	FanoutMembers  int
+	FanoutInterval time.Duration
 }
 
 // Defaults for zero Config fields, exported so a command line can show them.
@@ -127,6 +134,8 @@ const (
 	DefaultStateTimeout          = 10 * time.Second
 	DefaultMaxOpensPerSecond     = 100
 	DefaultLostRaceWait          = 200 * time.Millisecond
+	DefaultFanoutMembers         = 1000
+	DefaultFanoutInterval        = 20 * time.Millisecond
 	// DefaultMaxCommitBytes is the largest commit that fits, whole, in one
 	// frame of DefaultMaxMessageBytes.
 	DefaultMaxCommitBytes = DefaultMaxMessageBytes - frameOverhead
@@ -174,6 +183,10 @@ func (c Config) withDefaults() Config {
 	}
 	defDur(&c.StateTimeout, DefaultStateTimeout)
 	defDur(&c.LostRaceWait, DefaultLostRaceWait)
+	defDur(&c.FanoutInterval, DefaultFanoutInterval)
+	if c.FanoutMembers == 0 {
+		c.FanoutMembers = DefaultFanoutMembers
+	}
 	if c.MaxOpensPerSecond == 0 {
 		c.MaxOpensPerSecond = DefaultMaxOpensPerSecond
 	}

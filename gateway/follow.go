@@ -60,10 +60,14 @@ type followRetryMsg struct{}
 // raceWaitMsg: the wait of lost race gen for the follow is over.
 type raceWaitMsg struct{ gen uint64 }
 
+// wakeMsg: the delayed pass over many members is due (hub.deliver).
+type wakeMsg struct{}
+
 func (foreignMsg) hubMsg()     {}
 func (caughtUpMsg) hubMsg()    {}
 func (followRetryMsg) hubMsg() {}
 func (raceWaitMsg) hubMsg()    {}
+func (wakeMsg) hubMsg()        {}
 
 // The wait before following again after the log failed (NATS away), from
 // the first to the longest; a record that arrives resets it.

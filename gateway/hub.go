@@ -65,6 +65,10 @@ type hub struct {
 	// so its timer's message is dropped once it is over.
 	raceAt  uint64
 	raceGen uint64
+	// wakeDue: a delayed pass over the members is armed; lastPass is
+	// when the last pass over many members ran (deliver).
+	wakeDue  bool
+	lastPass time.Time
 	// A failed follow waits followBackoff before the next (followWaiting).
 	followWaiting bool
 	followBackoff time.Duration
@@ -1239,6 +1243,29 @@ func (h *hub) refuseApplied(a applied, err error) {
 // ended as a slow consumer. This pass over the members is per append, not
 // per commit: each member takes every commit from its cursor itself.
 func (h *hub) deliver(prev uint64, own *conn) {
+	if n := h.srv.cfg.FanoutMembers; n > 0 && len(h.members) >= n {
+		// Many links: at most one pass per FanoutInterval, so that each
+		// link's write carries every commit of that span. A pass per
+		// commit over thousands of links wakes each for one commit a
+		// frame, and they fall further behind than batching catches up.
+		// The first append after a quiet interval goes at once.
+		if h.wakeDue {
+			return
+		}
+		now := time.Now()
+		if next := h.lastPass.Add(h.srv.cfg.FanoutInterval); now.Before(next) {
+			h.wakeDue = true
+			time.AfterFunc(next.Sub(now), func() { h.post(wakeMsg{}) })
+			return
+		}
+		h.lastPass = now
+	}
+	h.wakeMembers(prev, own)
+}
+
+// wakeMembers is deliver's pass over the members; own, when not nil, is
+// the one link the whole batch after prev came from.
+func (h *hub) wakeMembers(prev uint64, own *conn) {
 	durable := h.log.Durable()
 	for c, m := range h.members {
 		h.sendDue(c, m, durable)

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"time"
+
 	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -214,6 +216,9 @@ func (h *hub) handle(m hubMsg) {
 		h.followWaiting = false
 	case raceWaitMsg:
 		h.raceWaited(m)
+	case wakeMsg:
+		h.wakeDue, h.lastPass = false, time.Now()
+		h.wakeMembers(0, nil)
 	default:
 		panic("gateway: a hub got an input outside its set")
 	}

@@ -116,8 +116,17 @@ func TestFallingOffTheTailIsSlowConsumer(t *testing.T) {
 // Many links, some there from the start and some joining while a writer
 // writes as fast as it can: each gets its state first, then every commit
 // after it exactly once, in order.
+// A second run wakes the links once per interval (as a document with
+// thousands of links does).
 func TestManyLinksGetEveryCommitOnceInOrder(t *testing.T) {
-	ts := startGateway(t, gateway.Config{})
+	t.Run("woken per append", func(t *testing.T) { testManyLinks(t, gateway.Config{FanoutMembers: -1}) })
+	t.Run("woken per interval", func(t *testing.T) {
+		testManyLinks(t, gateway.Config{FanoutMembers: 2, FanoutInterval: 5 * time.Millisecond})
+	})
+}
+
+func testManyLinks(t *testing.T, cfg gateway.Config) {
+	ts := startGateway(t, cfg)
 	const total, early, late = 2000, 24, 24
 	w := dial(t, ts.url, peer.Options{})
 	d, err := w.Share(ctxT(t), "many", newDoc())
@@ -158,6 +167,57 @@ func TestManyLinksGetEveryCommitOnceInOrder(t *testing.T) {
 	for i, r := range readers {
 		checkStateThenCommits(t, r, topics[i], total, fmt.Sprintf("reader %d", i))
 	}
+}
+
+// Issue 18: a document with at least FanoutMembers links wakes them once
+// per FanoutInterval, so a link that keeps up still gets the commits of
+// each interval together: a pass per interval the writing took, and one
+// for the interval it started in, each a frame plus at most one for what
+// became durable while the link wrote; waking per append gives about a
+// frame a commit.
+func TestManyLinksAreWokenOncePerInterval(t *testing.T) {
+	const interval = 100 * time.Millisecond
+	ts := startGateway(t, gateway.Config{FanoutMembers: 2, FanoutInterval: interval})
+	w := dial(t, ts.url, peer.Options{})
+	d, err := w.Share(ctxT(t), "paced", newDoc())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, ts.url)
+	r.send(frame.Frame{Kind: frame.Open, Topic: 1, Name: "paced", Want: true})
+	if f := r.next(); f.Kind != frame.Open {
+		t.Fatalf("got %v, want open", f.Kind)
+	}
+	if f := r.next(); f.Kind != frame.State {
+		t.Fatalf("got %v, want the state", f.Kind)
+	}
+	// Each write returns once durable: an append apiece, so waking per
+	// append would give a frame a commit.
+	root, _ := d.Root()
+	const total = 200
+	start := time.Now()
+	for i := range total {
+		b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root, Ref: commit.ObjectKey(keyOf(i)), Value: commit.IntValue(int64(i))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ts.Write(ctxT(t), "paced", gateway.Origin{Kind: "backend", ID: "paced"}, b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(start)
+	frames := 0
+	for got := 0; got < total; frames++ {
+		f := r.next()
+		if f.Kind != frame.Commits {
+			t.Fatalf("got %v, want commits", f.Kind)
+		}
+		got += len(f.Commits)
+	}
+	if most := 2 * (int(took/interval) + 2); frames > most {
+		t.Fatalf("%d commits written in %v came in %d frames, want at most %d", total, took, frames, most)
+	}
+	t.Logf("%d commits written in %v came in %d frames", total, took, frames)
 }
 
 // numbered is a text value of about size bytes that starts with i: the

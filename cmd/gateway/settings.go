@@ -71,6 +71,8 @@ type settings struct {
 	MaxMessageBytes       int64
 	MaxPendingBytes       int
 	TailCommits           int
+	FanoutMembers         int
+	FanoutInterval        time.Duration
 	MaxFramesInFlight     int
 	MaxTopicsPerLink      int
 	MaxPendingPerDocument int
@@ -172,6 +174,8 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	fs.Int64Var(&s.MaxMessageBytes, "max-message-bytes", 1<<20, "largest WebSocket message read; larger closes the socket with 1009")
 	num(&s.MaxPendingBytes, "max-pending-bytes", 4<<20, "bytes queued toward one connection, or one of its documents' commits it has not read yet, before it is ended with slow-consumer")
 	num(&s.TailCommits, "tail-commits", gateway.DefaultTailCommits, "durable commits each document keeps in memory for its links and subscribers to read; a link that falls further behind is ended with slow-consumer")
+	num(&s.FanoutMembers, "fanout-members", gateway.DefaultFanoutMembers, "a document with at least this many links wakes them once per -fanout-interval rather than after every append, so each write to a link carries every commit of that span (0: always after every append)")
+	dur(&s.FanoutInterval, "fanout-interval", gateway.DefaultFanoutInterval, "how often a document with -fanout-members links or more wakes them")
 	num(&s.MaxFramesInFlight, "max-frames-in-flight", 64, "commits frames one connection may have waiting for verdicts before reading pauses")
 	num(&s.MaxTopicsPerLink, "max-topics-per-link", 1024, "topics (open documents) on one link")
 	num(&s.MaxDocuments, "max-documents", gateway.DefaultMaxDocuments, "documents in memory at once; an open past it gets the fault too-many-documents")

@@ -82,6 +82,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"state-timeout", s.StateTimeout, false},
 		{"drain-timeout", s.DrainTimeout, false},
 		{"drain-spread", s.DrainSpread, true},
+		{"fanout-interval", s.FanoutInterval, false},
 	} {
 		errs = append(errs, check(d.name, positive(int64(d.v), d.zero)))
 	}
@@ -104,6 +105,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"max-message-bytes", s.MaxMessageBytes, false},
 		{"max-pending-bytes", int64(s.MaxPendingBytes), false},
 		{"tail-commits", int64(s.TailCommits), false},
+		{"fanout-members", int64(s.FanoutMembers), true},
 		{"max-frames-in-flight", int64(s.MaxFramesInFlight), false},
 		{"max-topics-per-link", int64(s.MaxTopicsPerLink), false},
 		{"max-pending-per-document", int64(s.MaxPendingPerDocument), false},

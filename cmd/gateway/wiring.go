@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -61,6 +62,8 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		MaxMessageBytes:       s.MaxMessageBytes,
 		MaxPendingBytes:       s.MaxPendingBytes,
 		TailCommits:           s.TailCommits,
+		FanoutMembers:         cmp.Or(s.FanoutMembers, -1), // the flag's 0 is "off"
+		FanoutInterval:        s.FanoutInterval,
 		MaxFramesInFlight:     s.MaxFramesInFlight,
 		MaxTopicsPerLink:      s.MaxTopicsPerLink,
 		MaxPendingPerDocument: s.MaxPendingPerDocument,
