@@ -109,7 +109,7 @@ type Config struct {
 	// FanoutMembers and FanoutInterval: a document with at least
 	// FanoutMembers links wakes them once per FanoutInterval rather than
 	// after every append, so each link's write carries every commit of
-	// that span (0 means 1000 and 20ms; a negative FanoutMembers wakes
+	// that span (0 means 2000 and 20ms; a negative FanoutMembers wakes
 	// every link after every append).
 	FanoutMembers  int
 	FanoutInterval time.Duration
@@ -134,7 +134,7 @@ const (
 	DefaultStateTimeout          = 10 * time.Second
 	DefaultMaxOpensPerSecond     = 100
 	DefaultLostRaceWait          = 200 * time.Millisecond
-	DefaultFanoutMembers         = 1000
+	DefaultFanoutMembers         = 2000
 	DefaultFanoutInterval        = 20 * time.Millisecond
 	// DefaultMaxCommitBytes is the largest commit that fits, whole, in one
 	// frame of DefaultMaxMessageBytes.

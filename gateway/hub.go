@@ -65,10 +65,8 @@ type hub struct {
 	// so its timer's message is dropped once it is over.
 	raceAt  uint64
 	raceGen uint64
-	// wakeDue: a delayed pass over the members is armed; lastPass is
-	// when the last pass over many members ran (deliver).
-	wakeDue  bool
-	lastPass time.Time
+	// wakeDue: a delayed pass over the members is armed (deliver).
+	wakeDue bool
 	// A failed follow waits followBackoff before the next (followWaiting).
 	followWaiting bool
 	followBackoff time.Duration
@@ -1244,21 +1242,17 @@ func (h *hub) refuseApplied(a applied, err error) {
 // per commit: each member takes every commit from its cursor itself.
 func (h *hub) deliver(prev uint64, own *conn) {
 	if n := h.srv.cfg.FanoutMembers; n > 0 && len(h.members) >= n {
-		// Many links: at most one pass per FanoutInterval, so that each
-		// link's write carries every commit of that span. A pass per
-		// commit over thousands of links wakes each for one commit a
-		// frame, and they fall further behind than batching catches up.
-		// The first append after a quiet interval goes at once.
-		if h.wakeDue {
-			return
-		}
-		now := time.Now()
-		if next := h.lastPass.Add(h.srv.cfg.FanoutInterval); now.Before(next) {
+		// Many links: one pass per FanoutInterval, so that each link's
+		// write carries every commit of that span. A pass per append over
+		// thousands of links wakes each for one commit a frame, and they
+		// fall further behind than batching catches up. (A pass at once
+		// for an append after a quiet spell cost a second pass per burst
+		// of a windowed writer: decision 036.)
+		if !h.wakeDue {
 			h.wakeDue = true
-			time.AfterFunc(next.Sub(now), func() { h.post(wakeMsg{}) })
-			return
+			time.AfterFunc(h.srv.cfg.FanoutInterval, func() { h.post(wakeMsg{}) })
 		}
-		h.lastPass = now
+		return
 	}
 	h.wakeMembers(prev, own)
 }

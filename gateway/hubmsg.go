@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"time"
-
 	"github.com/weftgate/weftgate/gateway/docsm"
 	"github.com/weftgate/weftgate/protocol"
 	"github.com/weftgate/weftgate/protocol/commit"
@@ -217,7 +215,7 @@ func (h *hub) handle(m hubMsg) {
 	case raceWaitMsg:
 		h.raceWaited(m)
 	case wakeMsg:
-		h.wakeDue, h.lastPass = false, time.Now()
+		h.wakeDue = false
 		h.wakeMembers(0, nil)
 	default:
 		panic("gateway: a hub got an input outside its set")
