@@ -144,7 +144,7 @@ func (o *options) check() error {
 		}
 	}
 	if o.authority && (o.nodes > 1 || len(o.urls) > 1) {
-		return errors.New("-authority claims through one node's gRPC and a backend answers only the node it is on: use it with one gateway")
+		return errors.New("-authority runs with one gateway: its backend claims through one node's gRPC, and this tool places no question relay between in-process nodes (decision 034) nor checks one between separate ones")
 	}
 	for flag, kind := range map[string]*string{"-watch": &o.watch, "-write": &o.write} {
 		switch *kind {
