@@ -16,12 +16,15 @@
 // store and its recovery, admission, the creator's hold, idle unload, the
 // waiters), tested by transcript (decision 028). Durable commits go once
 // into the document's tail (gateway/tail), from which every link and
-// subscriber reads at its own cursor (decision 031).
+// subscriber reads at its own cursor (decision 031); a document with
+// thousands of links wakes them once per Config.FanoutInterval rather than
+// per append (decision 036).
 //
 // Several nodes: on a store other nodes append to (Follower, a log on NATS
 // JetStream), a hub follows its document's log, delivers what others
 // appended, and takes back and decides again commits whose append lost its
-// cursor to another node (follow.go, decision 033).
+// cursor to another node, after the winner's records its follow brings
+// (follow.go, decision 033).
 //
 // The gateway knows nothing of gRPC: the authority, the identifier, the
 // request-channel calls and the store are interfaces here, implemented in
