@@ -18,10 +18,12 @@
 // appending the same cursor exactly one lands and the other gets
 // ErrCursorMismatch, and a batch lands whole or not at all. The choice is
 // in docs/decisions/029-jetstream-log.md. Follow delivers what other
-// nodes append.
+// nodes append, through one ordered consumer that it deletes when it ends;
+// the stream sets its consumer limit (Options.MaxFollows), because
+// nats-server 2.15 otherwise caps it at 1,000 consumers.
 //
 // It does not own the NATS connection, does not decide who appends (the
-// hub does, and reloads after a lost race), and does not make a cluster
+// hub does, and decides again after a lost race), and does not make a cluster
 // by itself: a node must follow the others' appends. Retention is by
 // block: records up to 63 below the floor may stay stored, hidden by it.
 // A record must fit the server's max_payload, else ErrTooLarge.
