@@ -128,7 +128,7 @@ func (h *hub) foreign(m foreignMsg) {
 		// in a loop; the next input after it starts the follow.
 		h.followBackoff = min(max(2*h.followBackoff, followRetryFirst), followRetryMax)
 		h.followWaiting = true
-		time.AfterFunc(h.followBackoff, func() { h.post(followRetryMsg{}) })
+		h.postAfter(h.followBackoff, followRetryMsg{})
 		return
 	}
 	h.followBackoff = 0
@@ -252,8 +252,7 @@ func (h *hub) lostRace() bool {
 	// none overtakes those taken back.
 	h.raceAt = h.log.Durable() + 1 // the winner's cursor
 	h.raceGen++
-	gen := h.raceGen
-	time.AfterFunc(h.srv.cfg.LostRaceWait, func() { h.post(raceWaitMsg{gen: gen}) })
+	h.postAfter(h.srv.cfg.LostRaceWait, raceWaitMsg{gen: h.raceGen})
 	return true
 }
 

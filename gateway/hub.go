@@ -202,6 +202,11 @@ func (h *hub) post(m hubMsg) bool {
 	}
 }
 
+// postAfter posts m once d has passed: a timer is an input like any other.
+func (h *hub) postAfter(d time.Duration, m hubMsg) *time.Timer {
+	return time.AfterFunc(d, func() { h.post(m) })
+}
+
 // postCtx is post that also gives up when ctx ends.
 func (h *hub) postCtx(ctx context.Context, m hubMsg) bool {
 	select {
@@ -608,7 +613,7 @@ func (h *hub) openDecided(o openMsg, err error) {
 	m := &member{c: c, ts: ts}
 	h.join(m)
 	h.creation.Begin(m, time.Now(), h.srv.cfg.StateTimeout)
-	h.creatorTimer = time.AfterFunc(h.srv.cfg.StateTimeout, func() { h.post(creatorLateMsg{m}) })
+	h.creatorTimer = h.postAfter(h.srv.cfg.StateTimeout, creatorLateMsg{m})
 	c.post(connMsg{kind: msgShare, name: h.name, root: peerRoot, want: true, cursor: h.log.Durable()})
 }
 
@@ -985,7 +990,7 @@ func (h *hub) armJudge() {
 	}
 	h.judgeAt = at
 	if h.judgeTimer == nil {
-		h.judgeTimer = time.AfterFunc(time.Until(at), func() { h.post(judgeTickMsg{}) })
+		h.judgeTimer = h.postAfter(time.Until(at), judgeTickMsg{})
 		return
 	}
 	h.judgeTimer.Reset(time.Until(at))
@@ -1250,7 +1255,7 @@ func (h *hub) deliver(prev uint64, own *conn) {
 		// of a windowed writer: decision 036.)
 		if !h.wakeDue {
 			h.wakeDue = true
-			time.AfterFunc(h.srv.cfg.FanoutInterval, func() { h.post(wakeMsg{}) })
+			h.postAfter(h.srv.cfg.FanoutInterval, wakeMsg{})
 		}
 		return
 	}
