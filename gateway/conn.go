@@ -70,6 +70,7 @@ type conn struct {
 	byTopic map[uint64]*topicState
 	out     []byte
 	guard   *time.Timer // closes the socket when a flush outlasts WriteTimeout
+	batch   *batchConn  // a flush's frames go out in one write call
 	// behind are topics with more of their tail to read; tailBuf is the
 	// read's scratch.
 	behind  []*topicState
@@ -701,6 +702,24 @@ func (c *conn) write() bool {
 
 func (c *conn) writeFrames(frames []frame.Frame) bool {
 	ctx := context.Background() // the guard bounds the writes; see readLoop
+	if c.batch != nil {
+		c.batch.hold()
+	}
+	ok := c.writeEach(ctx, frames)
+	if c.batch != nil {
+		if err := c.batch.release(); err != nil && ok {
+			c.end(&endReason{fault: ReasonWriteTimeout, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
+			ok = false
+		}
+	}
+	if cap(c.out) > 64<<10 {
+		c.out = nil // do not pin a large buffer to an idle link
+	}
+	return ok
+}
+
+// writeEach hands the library each frame as one message.
+func (c *conn) writeEach(ctx context.Context, frames []frame.Frame) bool {
 	for _, f := range frames {
 		var err error
 		c.out, err = frame.Append(c.out[:0], f)
@@ -713,9 +732,6 @@ func (c *conn) writeFrames(frames []frame.Frame) bool {
 			c.end(&endReason{fault: ReasonWriteTimeout, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})
 			return false
 		}
-	}
-	if cap(c.out) > 64<<10 {
-		c.out = nil // do not pin a large buffer to an idle link
 	}
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net"
 	"net/http"
+	"sync"
 )
 
 // The buffers a link keeps for its life. net/http hands a hijacked
@@ -22,6 +23,7 @@ const (
 type smallBuffers struct {
 	http.ResponseWriter
 	guard func(net.Conn) net.Conn
+	batch *batchConn // when set, the library writes through it
 }
 
 func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -42,7 +44,66 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if w.guard != nil {
 		nc = w.guard(nc)
 	}
+	if w.batch != nil {
+		w.batch.Conn = nc
+		nc = w.batch
+	}
 	return nc, bufio.NewReadWriter(bufio.NewReaderSize(nc, linkReadBuffer), bufio.NewWriterSize(nc, linkWriteBuffer)), nil
+}
+
+// batchConn gathers what the WebSocket library writes between hold and
+// release into one write call. The library writes each message and flushes
+// it, and a message longer than the write buffer takes two or three write
+// calls (the buffer, the rest, the tail); a link's flush of several frames
+// is one call each. At thousands of links a write call is most of a
+// delivery's cost (decision 037), and one per flush is the floor.
+type batchConn struct {
+	net.Conn
+	mu   sync.Mutex
+	held *[]byte // nil: writes go straight through
+}
+
+// batchBufs lends the held bytes for one flush, so an idle link keeps none.
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxKeptBatch: a buffer that grew past this for a large flush is let go.
+const maxKeptBatch = 256 << 10
+
+func (c *batchConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held != nil {
+		*c.held = append(*c.held, p...)
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// hold starts gathering writes.
+func (c *batchConn) hold() {
+	c.mu.Lock()
+	c.held = batchBufs.Get().(*[]byte)
+	c.mu.Unlock()
+}
+
+// release writes what was gathered, in one call, and stops gathering.
+func (c *batchConn) release() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.held
+	c.held = nil
+	if b == nil {
+		return nil
+	}
+	var err error
+	if len(*b) > 0 {
+		_, err = c.Conn.Write(*b)
+	}
+	if cap(*b) <= maxKeptBatch {
+		*b = (*b)[:0]
+		batchBufs.Put(b)
+	}
+	return err
 }
 
 // aheadConn is a connection whose first bytes were already read off it.

@@ -129,7 +129,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The guard stops at the frames coder/websocket would close with the
 	// wrong code (decision 019); readLoop closes with the right one.
-	ws, err := websocket.Accept(smallBuffers{ResponseWriter: w, guard: wsguard.Conn}, r, opts)
+	batch := &batchConn{}
+	ws, err := websocket.Accept(smallBuffers{ResponseWriter: w, guard: wsguard.Conn, batch: batch}, r, opts)
 	if err != nil {
 		return // Accept wrote the HTTP error
 	}
@@ -145,6 +146,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.connWG.Add(1)
 	s.connMu.Unlock()
 	c := s.newConn(ws, id)
+	c.batch = batch
 	c.addr = admission.PeerAddr(r, s.cfg.Admission.TrustProxy)
 	c.origin.RemoteAddr = c.addr
 	s.conns.Store(c, struct{}{})
