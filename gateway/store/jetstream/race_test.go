@@ -130,3 +130,52 @@ func TestAppendRace(t *testing.T) {
 	wantLog(t, b, "hot", n, won)
 	wantLog(t, a, "hot", n, won)
 }
+
+// An append of several records is one round trip to the server, not two:
+// the batch's first message is not acknowledged on its own (a hot document
+// written from several nodes spends its time in appends, won and lost).
+// One that loses its cursor on the server still writes nothing.
+func TestAnAppendIsOneRoundTrip(t *testing.T) {
+	ns := natstest.Start(t)
+	s, c := openOn(t, ns, Options{})
+	other, _ := openOn(t, ns, Options{})
+	ctx := context.Background()
+	storetest.Create(t, s, "d", 0)
+	rec := func(w int, cur uint64) store.Record { return store.Record{Cursor: cur, Commit: commitOf(w, cur)} }
+	appendOK := func(s *Store, recs ...store.Record) {
+		t.Helper()
+		if err := s.Append(ctx, "d", recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendOK(s, rec(0, 1))
+	appendOK(other, rec(1, 2)) // other knows the end is 2
+	appendOK(s, rec(0, 3))     // s reads the end, and knows it is 3
+	in := c.Stats().InMsgs
+	appendOK(s, rec(0, 4), rec(0, 5), rec(0, 6), rec(0, 7), rec(0, 8))
+	if got := c.Stats().InMsgs - in; got != 1 {
+		t.Fatalf("an append of 5 records heard %d replies, want 1", got)
+	}
+	if err := other.Append(ctx, "d", []store.Record{rec(1, 3), rec(1, 4)}); !errors.Is(err, store.ErrCursorMismatch) {
+		t.Fatalf("an append after a stale end got %v, want cursor-mismatch", err)
+	}
+	got, err := s.Read(ctx, "d", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 8 {
+		t.Fatalf("the log holds %d records, want 8", len(got))
+	}
+	for i, r := range got {
+		if r.Cursor != uint64(i+1) {
+			t.Fatalf("record %d is at cursor %d", i, r.Cursor)
+		}
+		w := 0
+		if r.Cursor == 2 {
+			w = 1
+		}
+		if !bytes.Equal(r.Commit, commitOf(w, r.Cursor)) {
+			t.Fatalf("cursor %d holds %q", r.Cursor, r.Commit)
+		}
+	}
+}

@@ -421,7 +421,11 @@ func (s *Store) publish(ctx context.Context, base string, lastSeq uint64, recs [
 		}
 		return ack.Sequence, nil
 	}
-	ack, err := jetstreamext.PublishMsgBatch(ctx, s.js, msgs)
+	// No ack of the first message: the batch is bounded (BatchRecords),
+	// so flow control buys nothing, and that ack is a second round trip
+	// on every append of more than one record. The server checks the
+	// expected sequence when the batch commits, all or nothing as before.
+	ack, err := jetstreamext.PublishMsgBatch(ctx, s.js, msgs, jetstreamext.BatchFlowControl{AckTimeout: s.o.Timeout})
 	if err != nil {
 		return 0, err
 	}
