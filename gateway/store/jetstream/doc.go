@@ -8,15 +8,19 @@
 // are on subjects weft.log.<key>.<gen>.<block>, where key is a hash of
 // the name (names are any bytes, subject tokens are not), gen is new each
 // time the name is created, and block is (cursor-1)/64, so a read finds
-// its start with one lookup. The cursor is in a header. A KV bucket
+// its start with one lookup. The cursor is in a header. The records of
+// one append that fall in one block are one message (a Weft-Records header
+// counts them; decision 039), so an append is most often one conditional
+// publish; a message without that header is one record. A KV bucket
 // (WEFT_DOCS) holds each document's entry: name, root, snapshot cursor,
 // floor and small states; larger states go to an object store
 // (WEFT_SNAP), because a KV value is limited by the server's max payload.
 //
-// Appends are conditional: the first message of each atomic batch carries
+// Appends are conditional: the first message of each append carries
 // the expected last sequence of the document's subjects, so of two nodes
 // appending the same cursor exactly one lands and the other gets
-// ErrCursorMismatch, and a batch lands whole or not at all. The choice is
+// ErrCursorMismatch; an append of several messages is an atomic batch, so
+// it lands whole or not at all. The choice is
 // in docs/decisions/029-jetstream-log.md. Follow delivers what other
 // nodes append, through one ordered consumer that it deletes when it ends;
 // the stream sets its consumer limit (Options.MaxFollows), because

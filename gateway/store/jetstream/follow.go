@@ -68,20 +68,22 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 		if err != nil {
 			return s.followErr(ctx, doc, err)
 		}
-		r, err := recordOf(doc, &jetstream.RawStreamMsg{Header: msg.Headers(), Data: msg.Data()})
+		recs, err := recordsOf(doc, &jetstream.RawStreamMsg{Header: msg.Headers(), Data: msg.Data()})
 		if err != nil {
 			return err
 		}
-		if r.Cursor < next {
-			continue // redelivered after the consumer was recreated
+		for _, r := range recs {
+			if r.Cursor < next {
+				continue // redelivered after the consumer was recreated
+			}
+			if r.Cursor > next {
+				return errorf(store.Compacted, doc, "record %d was purged while following", next)
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+			next++
 		}
-		if r.Cursor > next {
-			return errorf(store.Compacted, doc, "record %d was purged while following", next)
-		}
-		if err := fn(r); err != nil {
-			return err
-		}
-		next++
 	}
 }
 

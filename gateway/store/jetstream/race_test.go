@@ -131,10 +131,11 @@ func TestAppendRace(t *testing.T) {
 	wantLog(t, a, "hot", n, won)
 }
 
-// An append of several records is one round trip to the server, not two:
-// the batch's first message is not acknowledged on its own (a hot document
-// written from several nodes spends its time in appends, won and lost).
-// One that loses its cursor on the server still writes nothing.
+// An append of several messages (its records span two blocks) is one
+// round trip to the server, not two: the batch's first message is not
+// acknowledged on its own (a hot document written from several nodes
+// spends its time in appends, won and lost). One that loses its cursor on
+// the server still writes nothing.
 func TestAnAppendIsOneRoundTrip(t *testing.T) {
 	ns := natstest.Start(t)
 	s, c := openOn(t, ns, Options{})
@@ -148,30 +149,33 @@ func TestAnAppendIsOneRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	appendOK(s, rec(0, 1))
-	appendOK(other, rec(1, 2)) // other knows the end is 2
-	appendOK(s, rec(0, 3))     // s reads the end, and knows it is 3
-	in := c.Stats().InMsgs
-	appendOK(s, rec(0, 4), rec(0, 5), rec(0, 6), rec(0, 7), rec(0, 8))
-	if got := c.Stats().InMsgs - in; got != 1 {
-		t.Fatalf("an append of 5 records heard %d replies, want 1", got)
+	const end = blockRecords - 2
+	for cur := uint64(1); cur < end-1; cur++ {
+		appendOK(s, rec(0, cur))
 	}
-	if err := other.Append(ctx, "d", []store.Record{rec(1, 3), rec(1, 4)}); !errors.Is(err, store.ErrCursorMismatch) {
+	appendOK(other, rec(1, end-1)) // other knows the end
+	appendOK(s, rec(0, end))       // s reads the end, and knows it
+	in := c.Stats().InMsgs
+	appendOK(s, rec(0, end+1), rec(0, end+2), rec(0, end+3), rec(0, end+4), rec(0, end+5))
+	if got := c.Stats().InMsgs - in; got != 1 {
+		t.Fatalf("an append across two blocks heard %d replies, want 1", got)
+	}
+	if err := other.Append(ctx, "d", []store.Record{rec(1, end), rec(1, end+1)}); !errors.Is(err, store.ErrCursorMismatch) {
 		t.Fatalf("an append after a stale end got %v, want cursor-mismatch", err)
 	}
 	got, err := s.Read(ctx, "d", 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 8 {
-		t.Fatalf("the log holds %d records, want 8", len(got))
+	if len(got) != end+5 {
+		t.Fatalf("the log holds %d records, want %d", len(got), end+5)
 	}
 	for i, r := range got {
 		if r.Cursor != uint64(i+1) {
 			t.Fatalf("record %d is at cursor %d", i, r.Cursor)
 		}
 		w := 0
-		if r.Cursor == 2 {
+		if r.Cursor == end-1 {
 			w = 1
 		}
 		if !bytes.Equal(r.Commit, commitOf(w, r.Cursor)) {

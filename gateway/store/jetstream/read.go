@@ -75,23 +75,25 @@ func (s *Store) scan(ctx context.Context, doc string, m *meta, from, last uint64
 		}
 		for _, msg := range batch {
 			seq = msg.Sequence + 1
-			r, err := recordOf(doc, msg)
+			recs, err := recordsOf(doc, msg)
 			if err != nil {
 				return nil, err
 			}
-			if r.Cursor < next {
-				continue // before from in its block
+			for _, r := range recs {
+				if r.Cursor < next {
+					continue // before from in its block
+				}
+				if r.Cursor != next {
+					// A snapshot purged under us, or the log is broken.
+					return nil, errorf(store.Compacted, doc, "record %d is missing (found %d)", next, r.Cursor)
+				}
+				if len(out) > 0 && (len(out) >= maxRecs || size+len(r.Commit) > maxBytes) || next > last {
+					return out, nil
+				}
+				out = append(out, r)
+				size += len(r.Commit)
+				next++
 			}
-			if r.Cursor != next {
-				// A snapshot purged under us, or the log is broken.
-				return nil, errorf(store.Compacted, doc, "record %d is missing (found %d)", next, r.Cursor)
-			}
-			if len(out) > 0 && (len(out) >= maxRecs || size+len(r.Commit) > maxBytes) || next > last {
-				return out, nil
-			}
-			out = append(out, r)
-			size += len(r.Commit)
-			next++
 		}
 		if len(batch) == 0 {
 			return nil, errorf(store.Compacted, doc, "record %d is missing", next)

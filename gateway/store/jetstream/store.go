@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +26,16 @@ import (
 const (
 	hdrCursor = "Weft-Cursor"
 	hdrOrigin = "Weft-Origin"
+	// hdrCount is on a message that packs several records (decision 039):
+	// its cursor is the first's, and its data each record's origin and
+	// commit, each after its length as a uvarint. A message without it is
+	// one record, as every message was before.
+	hdrCount = "Weft-Records"
 )
+
+// packHead bounds the header bytes of a packed message (the cursor, the
+// count, the expected sequence and the batch headers).
+const packHead = 1024
 
 // RecordOverhead bounds the header bytes a record adds to its commit (the
 // cursor, the escaped origin, the expected sequence, the batch headers):
@@ -256,7 +266,7 @@ func (s *Store) lastRecord(ctx context.Context, doc string, m *meta) (cursor, se
 	if err != nil {
 		return 0, 0, false, s.fail(ctx, doc, err)
 	}
-	c, err := cursorOf(doc, msg.Header)
+	c, err := lastCursor(doc, msg)
 	if err != nil {
 		return 0, 0, false, err
 	}
@@ -286,16 +296,105 @@ func cursorOf(doc string, h nats.Header) (uint64, error) {
 	return c, nil
 }
 
-func recordOf(doc string, msg *jetstream.RawStreamMsg) (store.Record, error) {
+// recordsOf is the records one message holds, in cursor order.
+func recordsOf(doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) {
 	c, err := cursorOf(doc, msg.Header)
 	if err != nil {
-		return store.Record{}, err
+		return nil, err
 	}
-	origin, err := url.QueryUnescape(msg.Header.Get(hdrOrigin))
+	n := msg.Header.Get(hdrCount)
+	if n == "" {
+		origin, err := url.QueryUnescape(msg.Header.Get(hdrOrigin))
+		if err != nil {
+			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: "bad origin", Err: err}
+		}
+		return []store.Record{{Cursor: c, Commit: msg.Data, Origin: origin}}, nil
+	}
+	count, err := strconv.ParseUint(n, 10, 64)
+	if err != nil || count == 0 || count > uint64(len(msg.Data)) {
+		return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d: bad count %q", c, n)}
+	}
+	recs := make([]store.Record, 0, count)
+	for b := msg.Data; uint64(len(recs)) < count; c++ {
+		var origin, commit []byte
+		if origin, b = field(b); origin != nil {
+			commit, b = field(b)
+		}
+		if commit == nil || len(origin) > store.MaxOriginBytes {
+			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d is cut short", c)}
+		}
+		recs = append(recs, store.Record{Cursor: c, Commit: commit, Origin: string(origin)})
+		if uint64(len(recs)) == count && len(b) != 0 {
+			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("%d bytes after record %d", len(b), c)}
+		}
+	}
+	return recs, nil
+}
+
+// field reads one length-prefixed field off b: nil when b is too short.
+func field(b []byte) (f, rest []byte) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil
+	}
+	return b[k : k+int(n) : k+int(n)], b[k+int(n):]
+}
+
+// lastCursor is the cursor of the last record a message holds.
+func lastCursor(doc string, msg *jetstream.RawStreamMsg) (uint64, error) {
+	c, err := cursorOf(doc, msg.Header)
 	if err != nil {
-		return store.Record{}, &store.Error{Reason: store.Corrupt, Doc: doc, Message: "bad origin", Err: err}
+		return 0, err
 	}
-	return store.Record{Cursor: c, Commit: msg.Data, Origin: origin}, nil
+	if n := msg.Header.Get(hdrCount); n != "" {
+		count, err := strconv.ParseUint(n, 10, 64)
+		if err != nil || count == 0 {
+			return 0, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d: bad count %q", c, n)}
+		}
+		c += count - 1
+	}
+	return c, nil
+}
+
+// messages packs recs into as few messages as it can: the records of one
+// block (a message never spans two, so a read from a block's first message
+// finds every record of it) in at most limit bytes each.
+func messages(base string, recs []store.Record, limit int64) []*nats.Msg {
+	var out []*nats.Msg
+	for len(recs) > 0 {
+		n, size := 1, int64(packHead+packedSize(recs[0]))
+		for n < len(recs) && block(base, recs[n].Cursor) == block(base, recs[0].Cursor) {
+			next := size + int64(packedSize(recs[n]))
+			if limit > 0 && next > limit {
+				break
+			}
+			n, size = n+1, next
+		}
+		m := nats.NewMsg(block(base, recs[0].Cursor))
+		m.Header.Set(hdrCursor, strconv.FormatUint(recs[0].Cursor, 10))
+		if n == 1 {
+			m.Data = recs[0].Commit
+			if recs[0].Origin != "" {
+				m.Header.Set(hdrOrigin, url.QueryEscape(recs[0].Origin))
+			}
+		} else {
+			m.Header.Set(hdrCount, strconv.Itoa(n))
+			m.Data = make([]byte, 0, size-packHead)
+			for _, r := range recs[:n] {
+				m.Data = binary.AppendUvarint(m.Data, uint64(len(r.Origin)))
+				m.Data = append(m.Data, r.Origin...)
+				m.Data = binary.AppendUvarint(m.Data, uint64(len(r.Commit)))
+				m.Data = append(m.Data, r.Commit...)
+			}
+		}
+		out = append(out, m)
+		recs = recs[n:]
+	}
+	return out
+}
+
+func packedSize(r store.Record) int {
+	return 2*binary.MaxVarintLen64 + len(r.Origin) + len(r.Commit)
 }
 
 func (m *meta) info(doc string, last uint64) store.DocInfo {
@@ -402,16 +501,10 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 // publish appends recs as one atomic batch after the record at sequence
 // lastSeq and returns the sequence of the last one.
 func (s *Store) publish(ctx context.Context, base string, lastSeq uint64, recs []store.Record) (uint64, error) {
-	msgs := make([]*nats.Msg, len(recs))
-	for i, r := range recs {
-		m := nats.NewMsg(block(base, r.Cursor))
-		m.Data = r.Commit
-		m.Header.Set(hdrCursor, strconv.FormatUint(r.Cursor, 10))
-		if r.Origin != "" {
-			m.Header.Set(hdrOrigin, url.QueryEscape(r.Origin))
-		}
-		msgs[i] = m
-	}
+	// Records packed in one message are one conditional publish; an atomic
+	// batch of several messages costs the server more per batch than per
+	// record (on a stream of one replica in files, a store of its own).
+	msgs := messages(base, recs, s.nc.MaxPayload())
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(lastSeq, 10))
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, base+".*")
 	if len(msgs) == 1 {
