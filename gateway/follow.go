@@ -57,8 +57,8 @@ type caughtUpMsg struct {
 // followRetryMsg: the wait after a failed follow is over.
 type followRetryMsg struct{}
 
-// raceWaitMsg: the wait of lost race gen for the follow is over.
-type raceWaitMsg struct{ gen uint64 }
+// raceWaitMsg: a lost race's wait for the follow may be over.
+type raceWaitMsg struct{}
 
 // wakeMsg: the delayed pass over many members is due (hub.deliver).
 type wakeMsg struct{}
@@ -192,10 +192,9 @@ func (h *hub) afterInput() {
 	if (len(h.ahead) > 0 || h.aheadLost) && h.log.Settled() {
 		h.settledAhead()
 	}
-	if h.raceAt != 0 && h.log.Durable() >= h.raceAt && len(h.ahead) == 0 && !h.aheadLost && !h.paused {
+	if h.race.Progress(h.log.Durable(), len(h.ahead) > 0 || h.aheadLost || h.paused) == docsm.RaceDecide {
 		// The follow brought the winner: decide the taken-back commits
 		// after it, with no read of the log.
-		h.raceAt = 0
 		h.redecide()
 	}
 	h.follow()
@@ -250,16 +249,15 @@ func (h *hub) lostRace() bool {
 	// wait is bounded: a follow that brings nothing (a lost server) ends
 	// in the read after all. Until then decide holds every commit, so
 	// none overtakes those taken back.
-	h.raceAt = h.log.Durable() + 1 // the winner's cursor
-	h.raceGen++
-	h.postAfter(h.srv.cfg.LostRaceWait, raceWaitMsg{gen: h.raceGen})
+	deadline := h.race.Lost(h.log.Durable(), time.Now(), h.srv.cfg.LostRaceWait)
+	h.postAfter(time.Until(deadline), raceWaitMsg{})
 	return true
 }
 
 // raceWaited reads the log when the follow did not bring a lost race's
 // winner in time.
-func (h *hub) raceWaited(m raceWaitMsg) {
-	if m.gen == h.raceGen && h.raceAt != 0 {
+func (h *hub) raceWaited() {
+	if h.race.Tick(time.Now()) == docsm.RaceRead {
 		h.catchUp()
 	}
 }
@@ -277,7 +275,7 @@ func (h *hub) redecide() {
 // catchUp reads what the log holds after the durable cursor, off the hub;
 // caughtUp delivers it.
 func (h *hub) catchUp() {
-	h.raceAt = 0 // the read ends any wait for the follow: caughtUp decides
+	h.race.End() // the read ends any wait for the follow: caughtUp decides
 	h.stopFollowing()
 	h.srv.metrics.CatchUps.Add(1)
 	name, st, ctx, from := h.name, h.srv.store, h.srv.ctx, h.log.Durable()+1
@@ -320,7 +318,7 @@ func (h *hub) caughtUp(m caughtUpMsg) {
 // when it opens again), the commits in flight are refused, and the
 // document is loaded again from the log.
 func (h *hub) resync(text string) {
-	h.raceAt = 0
+	h.race.End()
 	h.stopFollowing()
 	e := protocol.Errorf(ReasonStoreUnavailable, text)
 	for _, p := range h.requeue {

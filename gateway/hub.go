@@ -60,11 +60,9 @@ type hub struct {
 	aheadLost bool // more came than ahead holds: read the log again
 	requeue   []*pendingCommit
 	reloadDue bool
-	// raceAt is the cursor a lost race's winner holds while the hub waits
-	// for its follow to bring it (0: not waiting); raceGen names the wait,
-	// so its timer's message is dropped once it is over.
-	raceAt  uint64
-	raceGen uint64
+	// race is a lost race's wait for its follow to bring the winner
+	// (docsm.Race: pure, by transcript); decisions are held meanwhile.
+	race docsm.Race
 	// wakeDue: a delayed pass over the members is armed (deliver).
 	wakeDue bool
 	// A failed follow waits followBackoff before the next (followWaiting).
@@ -413,7 +411,7 @@ func loadFrom(ctx context.Context, st store.Store, name string, limits document.
 
 func (h *hub) unloadable() bool {
 	return !h.paused && len(h.held) == 0 && len(h.members) == 0 && len(h.subs) == 0 && !h.pipe.Undecided() && len(h.loadWait) == 0 && !h.creating &&
-		h.log.Settled() && h.storeCalls == 0 && h.deleting == nil && h.raceAt == 0
+		h.log.Settled() && h.storeCalls == 0 && h.deleting == nil && !h.race.Waiting()
 }
 
 // maybeIdle arms the idle timer once; a brief reference in between (a
@@ -452,7 +450,7 @@ func (h *hub) drain() {
 	deadline := time.After(h.srv.cfg.JudgeTimeout)
 	snapshot := false
 	for {
-		if !h.paused && !h.pipe.Undecided() && h.log.Settled() && h.raceAt == 0 {
+		if !h.paused && !h.pipe.Undecided() && h.log.Settled() && !h.race.Waiting() {
 			if !snapshot {
 				snapshot = true
 				h.stopCreatorTimer()
@@ -1013,7 +1011,7 @@ func (h *hub) verdict(t docsm.Ticket[*pendingCommit], v Verdict) {
 }
 
 func (h *hub) decide() {
-	for h.raceAt == 0 { // after a lost race the taken-back commits go first
+	for !h.race.Waiting() { // after a lost race the taken-back commits go first
 		d, ok := h.pipe.Next(h.staleAsk)
 		if !ok {
 			break

@@ -213,7 +213,7 @@ func (h *hub) handle(m hubMsg) {
 	case followRetryMsg:
 		h.followWaiting = false
 	case raceWaitMsg:
-		h.raceWaited(m)
+		h.raceWaited()
 	case wakeMsg:
 		h.wakeDue = false
 		h.wakeMembers(0, nil)

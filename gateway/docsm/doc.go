@@ -19,6 +19,9 @@
 //     state timeout, and its abandonment.
 //   - Idle: when a quiet document leaves memory, and whether it stores a
 //     final snapshot.
+//   - Race: on a log other nodes append to, the wait after a lost append
+//     for the follow to bring the winner, and the read of the log when it
+//     does not come in time.
 //
 // It will not apply a commit, hold the document, or talk to anything: the
 // hub (gateway/hub.go) is the driver that asks the authority, applies what
