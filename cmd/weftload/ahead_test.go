@@ -101,7 +101,7 @@ func TestRecordsPastMaxAheadAreNotLost(t *testing.T) {
 	}
 	defer stopNats()
 	open := func() *heldStore {
-		st, closeStore, err := openJetStream(context.Background(), natsURL)
+		st, _, closeStore, err := openJetStream(context.Background(), natsURL)
 		if err != nil {
 			t.Fatal(err)
 		}

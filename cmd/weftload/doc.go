@@ -47,7 +47,10 @@
 // retried until the dial timeout. -inprocess -nodes N starts an embedded
 // nats-server and N gateways on JetStream stores (-store nats) in this
 // process; gauges and CPU are summed over the nodes, and the result lists
-// each node's links beside the members placed on it.
+// each node's links beside the members placed on it. With -authority its
+// backend connects to the first node, and every node joins the question
+// relay, so the others ask it over NATS; the run starts once each knows
+// the backend's claim.
 //
 // It runs for -duration and exits by itself. It targets loopback only
 // unless -allow-remote is given: this workplace forbids load off the

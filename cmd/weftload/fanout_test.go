@@ -84,7 +84,7 @@ func TestFanoutDeliversEveryCommit(t *testing.T) {
 
 // Against a gateway of its own (a URL, not -inprocess) the same holds.
 func TestFanoutSeparateGateway(t *testing.T) {
-	_, urls, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
+	_, urls, _, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
 	url := urls[0]
 	if err != nil {
 		t.Fatal(err)

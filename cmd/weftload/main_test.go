@@ -97,7 +97,7 @@ func TestRunRawWriters(t *testing.T) {
 
 // A raw writer hears its refusal: counted, and its credit handed back.
 func TestRawWriterRefused(t *testing.T) {
-	_, urls, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
+	_, urls, _, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
 	url := urls[0]
 	if err != nil {
 		t.Fatal(err)

@@ -60,17 +60,17 @@ func startNats() (url string, stop func(), err error) {
 
 // openJetStream connects to url and opens a JetStream store on the
 // connection; closeStore closes both.
-func openJetStream(ctx context.Context, url string) (*jsstore.Store, func(), error) {
+func openJetStream(ctx context.Context, url string) (*jsstore.Store, *nats.Conn, func(), error) {
 	nc, err := nats.Connect(url, nats.Name("weftload"), nats.Timeout(natsStartTimeout))
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to the embedded nats-server: %w", err)
+		return nil, nil, nil, fmt.Errorf("connect to the embedded nats-server: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, natsStartTimeout)
 	defer cancel()
 	st, err := jsstore.Open(ctx, nc, jsstore.Options{})
 	if err != nil {
 		nc.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return st, func() { st.Close(); nc.Close() }, nil
+	return st, nc, func() { st.Close(); nc.Close() }, nil
 }

@@ -111,6 +111,22 @@ func TestHotDocumentFromThreeNodes(t *testing.T) {
 	checkNodes(t, res, []int{1, 3, 2}, []int{1, 1, 1}, []int{0, 2, 1})
 }
 
+// One backend, connected to the first node, judges every commit written
+// through all three: the other nodes relay their questions to it over
+// NATS (decision 034), none is answered by the fallback policy.
+func TestAuthorityOnThreeNodes(t *testing.T) {
+	o := short(shapeField)
+	o.nodes, o.docs, o.writers, o.peers, o.duration, o.authority = 3, 1, 3, 6, time.Second, true
+	res := natsRun(t, o)
+	if res.Sent < 100 || res.Refused != 0 || len(res.Errors) != 0 || !res.ok() || res.Delivered != res.Sent*5 {
+		t.Fatalf("result %+v", res)
+	}
+	if res.Verdicts != res.Sent {
+		t.Fatalf("%d verdicts for %d commits", res.Verdicts, res.Sent)
+	}
+	checkNodes(t, res, []int{1, 3, 2}, []int{1, 1, 1}, []int{0, 2, 1})
+}
+
 // The single-node figure of the ratio: one node, on the NATS store.
 func TestOneNodeOnNats(t *testing.T) {
 	o := fanout(3)
@@ -123,7 +139,7 @@ func TestOneNodeOnNats(t *testing.T) {
 // Separate gateways given as a -url list: raw members on two documents
 // land on both nodes, joining documents made on the other one.
 func TestURLListOfSeparateGateways(t *testing.T) {
-	_, urls, _, stop, err := startNodes(context.Background(), 2, false, storeNats)
+	_, urls, _, _, stop, err := startNodes(context.Background(), 2, false, storeNats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +168,6 @@ func TestNodeOptionsRefused(t *testing.T) {
 		"memory given with nodes":  func(o *options) { o.nodes, o.store, o.set = 3, storeMemory, map[string]bool{"store": true} },
 		"too many nodes":           func(o *options) { o.nodes = maxNodes + 1 },
 		"negative nodes":           func(o *options) { o.nodes = -1 },
-		"authority on nodes":       func(o *options) { o.nodes, o.authority = 3, true },
 		"authority on a url list":  func(o *options) { o.inprocess, o.url, o.authority = false, "ws://127.0.0.1:1/,ws://127.0.0.1:2/", true },
 		"nats for a separate one":  func(o *options) { o.inprocess, o.url, o.store = false, "ws://127.0.0.1:1/", storeNats },
 		"empty url list":           func(o *options) { o.inprocess, o.url = false, " , " },

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weftgate/weftgate/bridge/natsrelay"
 	"io"
 	"net"
 	"net/http"
@@ -143,8 +144,8 @@ func (o *options) check() error {
 			return err
 		}
 	}
-	if o.authority && (o.nodes > 1 || len(o.urls) > 1) {
-		return errors.New("-authority runs with one gateway: its backend claims through one node's gRPC, and this tool places no question relay between in-process nodes (decision 034) nor checks one between separate ones")
+	if o.authority && !o.inprocess && len(o.urls) > 1 {
+		return errors.New("-authority with several -url: the backend claims through one node's gRPC and the tool cannot check that separate nodes relay its questions; use -inprocess -nodes N, whose nodes do (decision 034)")
 	}
 	for flag, kind := range map[string]*string{"-watch": &o.watch, "-write": &o.write} {
 		switch *kind {
@@ -199,14 +200,15 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	}
 
 	var gws []*gateway.Server
+	var claimsSeen []*natsrelay.Relay // nodes that must learn the backend's claim
 	grpcAddr := o.grpc
 	if o.inprocess {
-		ss, urls, gaddr, stop, err := startNodes(ctx, o.nodes, o.authority, o.store)
+		ss, urls, gaddr, relays, stop, err := startNodes(ctx, o.nodes, o.authority, o.store)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		gws, o.urls, grpcAddr = ss, urls, gaddr
+		gws, o.urls, grpcAddr, claimsSeen = ss, urls, gaddr, relays
 	} else if o.authority {
 		if err := loopbackOnly("-grpc", o.grpc, o.allowRemote); err != nil {
 			return nil, err
@@ -246,6 +248,9 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 		}
 		defer a.close()
 		auth = a
+		if err := waitClaims(ctx, claimsSeen); err != nil {
+			return nil, err
+		}
 	}
 
 	start := time.Now()
@@ -497,13 +502,16 @@ func closeAll(peers []*peer.Peer, n int) {
 	wg.Wait()
 }
 
-// startNodes starts n gateways on 127.0.0.1:0 in this process, with an
-// in-process gRPC bridge as the first one's authority when asked, each on
-// a store of storeKind: memory, bbolt (cmd/gateway's default) in a
-// directory of its own, or JetStream on one embedded nats-server that all
-// nodes share, each node with its own connection. stop stops them all
-// and removes what they wrote.
-func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (ss []*gateway.Server, urls []string, grpcAddr string, stop func(), err error) {
+// startNodes starts n gateways on 127.0.0.1:0 in this process, each on a
+// store of storeKind: memory, bbolt (cmd/gateway's default) in a directory
+// of its own, or JetStream on one embedded nats-server that all nodes
+// share, each node with its own connection. withBridge gives each an
+// in-process gRPC bridge as its authority, the first one's served for the
+// tool's backend; on JetStream every node also joins the question relay
+// (decision 034), so that one backend answers for all, and relays are the
+// other nodes', which must learn its claim. stop stops them all and
+// removes what they wrote.
+func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (ss []*gateway.Server, urls []string, grpcAddr string, relays []*natsrelay.Relay, stop func(), err error) {
 	var stops []func() // run last first
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -519,55 +527,84 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 	if storeKind == storeNats {
 		u, stopNats, err := startNats()
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, "", nil, nil, err
 		}
 		stops = append(stops, stopNats)
 		natsURL = u
 	}
 	for i := range n {
 		cfg := gateway.Config{PingInterval: -1, Admission: gatewayAdmission()}
+		var relay *natsrelay.Relay
 		switch storeKind {
 		case storeBolt:
 			dir, err := os.MkdirTemp("", "weftload-store-")
 			if err != nil {
-				return nil, nil, "", nil, err
+				return nil, nil, "", nil, nil, err
 			}
 			st, err := store.Open(dir, store.Options{})
 			if err != nil {
 				os.RemoveAll(dir)
-				return nil, nil, "", nil, err
+				return nil, nil, "", nil, nil, err
 			}
 			cfg.Store = st
 			stops = append(stops, func() { st.Close(); os.RemoveAll(dir) })
 		case storeNats:
-			st, closeStore, err := openJetStream(ctx, natsURL)
+			st, nc, closeStore, err := openJetStream(ctx, natsURL)
 			if err != nil {
-				return nil, nil, "", nil, err
+				return nil, nil, "", nil, nil, err
 			}
 			cfg.Store = st
 			stops = append(stops, closeStore)
+			if withBridge && n > 1 {
+				r, err := natsrelay.New(ctx, nc, natsrelay.Options{})
+				if err != nil {
+					return nil, nil, "", nil, nil, fmt.Errorf("join the question relay: %w", err)
+				}
+				stops = append(stops, func() { r.Close() })
+				relay = r
+			}
 		}
 		var b *bridge.Server
-		if withBridge && i == 0 {
-			b = bridge.New(bridge.Config{})
+		if withBridge {
+			bc := bridge.Config{}
+			if relay != nil {
+				bc.Relay = relay
+			}
+			b = bridge.New(bc)
 			cfg.Authority, cfg.Calls = b, b
 		}
 		s, err := gateway.New(cfg)
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, "", nil, nil, err
 		}
 		if b != nil {
 			b.Attach(s)
-			addr, stopBridge, err := serveBridge(b)
-			if err != nil {
-				return nil, nil, "", nil, err
+			if relay != nil {
+				if err := relay.Serve(b); err != nil {
+					return nil, nil, "", nil, nil, fmt.Errorf("answer other nodes' questions: %w", err)
+				}
+				if i > 0 {
+					relays = append(relays, relay)
+				}
 			}
-			grpcAddr = addr
-			stops = append(stops, stopBridge)
+			if i == 0 {
+				addr, stopBridge, err := serveBridge(b)
+				if err != nil {
+					return nil, nil, "", nil, nil, err
+				}
+				grpcAddr = addr
+				stops = append(stops, stopBridge)
+			} else {
+				stops = append(stops, func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					b.Close(ctx)
+				})
+			}
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, "", nil, nil, err
 		}
 		hs := &http.Server{Handler: s}
 		served := make(chan struct{})
@@ -585,7 +622,39 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 		ss = append(ss, s)
 		urls = append(urls, "ws://"+ln.Addr().String()+"/")
 	}
-	return ss, urls, grpcAddr, stop, nil
+	return ss, urls, grpcAddr, relays, stop, nil
+}
+
+// claimWait bounds the wait for every node to learn the backend's claim.
+const claimWait = 10 * time.Second
+
+// waitClaims waits until each relay knows a node whose backend claims
+// something: before that, a node would answer its commits by the
+// fallback policy instead of asking the backend.
+func waitClaims(ctx context.Context, relays []*natsrelay.Relay) error {
+	deadline := time.Now().Add(claimWait)
+	for _, r := range relays {
+		for !claimed(r) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("node %s did not learn the backend's claim within %s", r.ID(), claimWait)
+			}
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+func claimed(r *natsrelay.Relay) bool {
+	for _, n := range r.Nodes() {
+		if len(n.Claims) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // kindOf names an error for the errors table, coarsely enough that the
