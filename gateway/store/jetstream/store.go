@@ -348,7 +348,7 @@ func lastCursor(doc string, msg *jetstream.RawStreamMsg) (uint64, error) {
 	}
 	if n := msg.Header.Get(hdrCount); n != "" {
 		count, err := strconv.ParseUint(n, 10, 64)
-		if err != nil || count == 0 {
+		if err != nil || count == 0 || count > uint64(len(msg.Data)) {
 			return 0, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d: bad count %q", c, n)}
 		}
 		c += count - 1
@@ -498,8 +498,9 @@ func (s *Store) Append(ctx context.Context, doc string, recs []store.Record) err
 	return nil
 }
 
-// publish appends recs as one atomic batch after the record at sequence
-// lastSeq and returns the sequence of the last one.
+// publish appends recs after the record at sequence lastSeq, as one
+// message or one atomic batch of them, and returns the sequence of the
+// last one.
 func (s *Store) publish(ctx context.Context, base string, lastSeq uint64, recs []store.Record) (uint64, error) {
 	// Records packed in one message are one conditional publish; an atomic
 	// batch of several messages costs the server more per batch than per
