@@ -163,3 +163,50 @@ func TestPackedAndSingleRecordsReadAsOneLog(t *testing.T) {
 		t.Fatalf("info says the last is %d (%v), want %d", i.Last, err, len(all))
 	}
 }
+
+// Whatever a message holds, reading it gives a named error or records with
+// consecutive cursors from the message's own, never a panic; what it gives
+// packs again into messages that read the same.
+func FuzzRecordsOf(f *testing.F) {
+	for _, m := range messages("s.d.g", recsFrom(7, 4), 0) {
+		f.Add(m.Header.Get(hdrCount), m.Data)
+	}
+	f.Add("2", []byte{0, 1, 'a', 0})
+	f.Add("1", []byte{})
+	f.Fuzz(func(t *testing.T, count string, data []byte) {
+		m := nats.NewMsg("s.d.g.0")
+		m.Header.Set(hdrCursor, "7")
+		m.Header.Set(hdrCount, count)
+		m.Data = data
+		recs, err := recordsOf("d", rawOf(m))
+		if err != nil {
+			if !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("error %v is not corrupt", err)
+			}
+			return
+		}
+		if len(recs) == 0 {
+			t.Fatal("no records and no error")
+		}
+		last, err := lastCursor("d", rawOf(m))
+		if err != nil || last != recs[len(recs)-1].Cursor {
+			t.Fatalf("last cursor %d (%v), records end at %d", last, err, recs[len(recs)-1].Cursor)
+		}
+		for i, r := range recs {
+			if r.Cursor != 7+uint64(i) {
+				t.Fatalf("record %d at cursor %d", i, r.Cursor)
+			}
+		}
+		var again []store.Record
+		for _, m := range messages("s.d.g", recs, 0) {
+			rs, err := recordsOf("d", rawOf(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			again = append(again, rs...)
+		}
+		if fmt.Sprint(again) != fmt.Sprint(recs) {
+			t.Fatalf("packed again, %v reads as %v", recs, again)
+		}
+	})
+}
