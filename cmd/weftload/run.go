@@ -567,7 +567,7 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 		var b *bridge.Server
 		if withBridge {
 			bc := bridge.Config{}
-			if relay != nil {
+			if relay != nil { // a nil *Relay in the interface would not be nil
 				bc.Relay = relay
 			}
 			b = bridge.New(bc)

@@ -296,23 +296,38 @@ func cursorOf(doc string, h nats.Header) (uint64, error) {
 	return c, nil
 }
 
-// recordsOf is the records one message holds, in cursor order.
-func recordsOf(doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) {
-	c, err := cursorOf(doc, msg.Header)
+// head is a message's first cursor and how many records it holds; packed
+// says they are packed (decision 039), not one record as the data.
+func head(doc string, msg *jetstream.RawStreamMsg) (first, count uint64, packed bool, err error) {
+	first, err = cursorOf(doc, msg.Header)
 	if err != nil {
-		return nil, err
+		return 0, 0, false, err
 	}
 	n := msg.Header.Get(hdrCount)
 	if n == "" {
+		return first, 1, false, nil
+	}
+	// Each packed record takes at least two bytes: a count past the
+	// data's length is a lie, and must not size an allocation.
+	count, err = strconv.ParseUint(n, 10, 64)
+	if err != nil || count == 0 || count > uint64(len(msg.Data)) {
+		return 0, 0, false, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d: bad count %q", first, n)}
+	}
+	return first, count, true, nil
+}
+
+// recordsOf is the records one message holds, in cursor order.
+func recordsOf(doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) {
+	c, count, packed, err := head(doc, msg)
+	if err != nil {
+		return nil, err
+	}
+	if !packed {
 		origin, err := url.QueryUnescape(msg.Header.Get(hdrOrigin))
 		if err != nil {
 			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: "bad origin", Err: err}
 		}
 		return []store.Record{{Cursor: c, Commit: msg.Data, Origin: origin}}, nil
-	}
-	count, err := strconv.ParseUint(n, 10, 64)
-	if err != nil || count == 0 || count > uint64(len(msg.Data)) {
-		return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d: bad count %q", c, n)}
 	}
 	recs := make([]store.Record, 0, count)
 	for b := msg.Data; uint64(len(recs)) < count; c++ {
@@ -342,18 +357,11 @@ func field(b []byte) (f, rest []byte) {
 
 // lastCursor is the cursor of the last record a message holds.
 func lastCursor(doc string, msg *jetstream.RawStreamMsg) (uint64, error) {
-	c, err := cursorOf(doc, msg.Header)
+	first, count, _, err := head(doc, msg)
 	if err != nil {
 		return 0, err
 	}
-	if n := msg.Header.Get(hdrCount); n != "" {
-		count, err := strconv.ParseUint(n, 10, 64)
-		if err != nil || count == 0 || count > uint64(len(msg.Data)) {
-			return 0, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d: bad count %q", c, n)}
-		}
-		c += count - 1
-	}
-	return c, nil
+	return first + count - 1, nil
 }
 
 // messages packs recs into as few messages as it can: the records of one
