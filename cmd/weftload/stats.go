@@ -148,25 +148,32 @@ func (s *stats) observe(m *member, ms []*member) {
 	}
 }
 
-// delivery counts a commit that reached m, records its latency, and
-// returns its writer's credit when m is that writer's observer. A link
-// delivers in order (aweft replication section 1), so a commit at or
-// below one m already has, or that its state covered, is a duplicate; one
-// past a gap leaves the gap's commits missing. Only m's reader calls it.
+// delivery counts a commit that reached m now.
 func (s *stats) delivery(c commit.Commit, m *member, ms []*member) {
-	now := time.Now().UnixNano()
+	if s.deliver(time.Now().UnixNano(), c, m, ms) {
+		s.delivered.Add(1)
+	}
+}
+
+// deliver records the latency of a commit that reached m at now, unix
+// nanos, and returns its writer's credit when m is that writer's observer;
+// the caller counts it when it reports true. A link delivers in order
+// (aweft replication section 1), so a commit at or below one m already
+// has, or that its state covered, is a duplicate; one past a gap leaves
+// the gap's commits missing. Only m's reader calls it.
+func (s *stats) deliver(now int64, c commit.Commit, m *member, ms []*member) bool {
 	sent, w, seq, ok := readStamp(c)
 	if !ok {
 		s.failN("unstamped-commit", 1)
-		return
+		return false
 	}
 	if w >= len(m.next) {
 		s.failN("commit-from-no-writer", 1)
-		return
+		return false
 	}
 	if seq < m.next[w] {
 		s.duplicates.Add(1)
-		return
+		return false
 	}
 	m.next[w] = seq + 1
 	d := time.Duration(now - sent)
@@ -174,13 +181,13 @@ func (s *stats) delivery(c commit.Commit, m *member, ms []*member) {
 	if h := s.window(sent); h != nil {
 		h.record(d)
 	}
-	s.delivered.Add(1)
 	if n := len(ms); w >= 0 && w < n && (w+1)%n == m.idx && ms[w].credits != nil {
 		select {
 		case <-ms[w].credits:
 		default:
 		}
 	}
+	return true
 }
 
 // tally counts what the run lost (want less what arrived) and repeated,

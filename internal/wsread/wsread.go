@@ -22,21 +22,49 @@ var scratch = sync.Pool{New: func() any {
 // Read reads the next data message from c, as c.Read does, with the same
 // errors (the read limit included), into a slice of exactly its length.
 func Read(ctx context.Context, c *websocket.Conn) (websocket.MessageType, []byte, error) {
+	typ, msg, lent, err := next(ctx, c)
+	if lent != nil {
+		msg = bytes.Clone(msg) // the whole message fitted
+		scratch.Put(lent)
+	}
+	return typ, msg, err
+}
+
+// Visit reads the next data message from c, as Read does, and hands it to
+// f. A message that fits the scratch buffer is lent, not copied: f must not
+// keep it past its return. For a reader that decodes and drops each message
+// (a load tool's watcher) this takes a copy and an allocation off every one.
+func Visit(ctx context.Context, c *websocket.Conn, f func(websocket.MessageType, []byte)) error {
+	typ, msg, lent, err := next(ctx, c)
+	if err != nil {
+		return err
+	}
+	f(typ, msg)
+	if lent != nil {
+		scratch.Put(lent)
+	}
+	return nil
+}
+
+// next reads the next message. When it fitted the scratch buffer, msg is
+// in lent, which the caller puts back in the pool once done with msg.
+func next(ctx context.Context, c *websocket.Conn) (typ websocket.MessageType, msg []byte, lent *[]byte, err error) {
 	typ, r, err := c.Reader(ctx)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	bp := scratch.Get().(*[]byte)
-	defer scratch.Put(bp)
 	buf := *bp
 	n, err := io.ReadFull(r, buf)
-	switch {
-	case ended(err):
-		return typ, bytes.Clone(buf[:n]), nil // the whole message fitted
-	case err != nil:
-		return 0, nil, err
+	if ended(err) {
+		return typ, buf[:n], bp, nil
 	}
-	return readRest(typ, r, buf)
+	defer scratch.Put(bp) // readRest copies it out
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	typ, msg, err = readRest(typ, r, buf)
+	return typ, msg, nil, err
 }
 
 // readRest reads a message larger than the scratch buffer, which holds its

@@ -178,3 +178,37 @@ func TestReadCutMessageIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// Visit hands f each message whole, small ones in the scratch buffer and
+// larger ones read in chunks, and calls f for none when the read fails.
+func TestVisitHandsOverEachMessage(t *testing.T) {
+	server, client := pair(t)
+	server.SetReadLimit(1 << 20)
+	ctx := context.Background()
+	sizes := []int{0, 60, scratchBytes, scratchBytes + 1, 70 << 10, 5}
+	go func() {
+		for i, n := range sizes {
+			if err := client.Write(ctx, websocket.MessageBinary, bytes.Repeat([]byte{byte('a' + i)}, n)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		client.Close(websocket.StatusNormalClosure, "")
+	}()
+	for i, n := range sizes {
+		calls := 0
+		err := Visit(ctx, server, func(typ websocket.MessageType, b []byte) {
+			calls++
+			if typ != websocket.MessageBinary || !bytes.Equal(b, bytes.Repeat([]byte{byte('a' + i)}, n)) {
+				t.Errorf("message %d: type %v, %d bytes, want %d of %q", i, typ, len(b), n, rune('a'+i))
+			}
+		})
+		if err != nil || calls != 1 {
+			t.Fatalf("message %d: err %v, f called %d times", i, err, calls)
+		}
+	}
+	err := Visit(ctx, server, func(websocket.MessageType, []byte) { t.Error("f called after the close") })
+	if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+		t.Fatalf("after the close: %v, want the normal closure", err)
+	}
+}
