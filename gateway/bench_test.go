@@ -37,7 +37,9 @@ const (
 // window is how many commits the writer may be ahead of the first reader:
 // at 1024 the gateway batches many commits into each frame it writes; at 1
 // every delivery is a frame and a socket write of its own, as at a low
-// commit rate.
+// commit rate. The links are woken per append (FanoutMembers -1), so
+// this is the cost of the fan-out itself; what the wait for a pass over
+// many links buys is weftload's to show (decision 036).
 func BenchmarkHubFanout(b *testing.B) {
 	for _, links := range []int{1, 100, 1000} {
 		for _, window := range []int{benchWindow, 1} {
@@ -47,7 +49,7 @@ func BenchmarkHubFanout(b *testing.B) {
 }
 
 func benchFanout(b *testing.B, links, window int) {
-	s, err := gateway.New(gateway.Config{PingInterval: -1, Admission: admission.Config{Limit: -1}})
+	s, err := gateway.New(gateway.Config{PingInterval: -1, Admission: admission.Config{Limit: -1}, FanoutMembers: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

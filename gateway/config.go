@@ -106,13 +106,37 @@ type Config struct {
 	// bring the winner's records before it reads them from the log
 	// instead. 0 means 200ms.
 	LostRaceWait time.Duration
-	// FanoutMembers and FanoutInterval: a document with at least
-	// FanoutMembers links wakes them once per FanoutInterval rather than
-	// after every append, so each link's write carries every commit of
-	// that span (0 means 2000 and 20ms; a negative FanoutMembers wakes
-	// every link after every append).
+	// FanoutMembers and FanoutInterval: a document wakes its links at
+	// most once per FanoutInterval × links / FanoutMembers (10µs a link by
+	// default), and once per FanoutInterval from FanoutMembers links up,
+	// rather than after every append, so each link's write carries every
+	// commit of that span. A wait under a millisecond is none: a document
+	// of fewer than 100 links wakes them after every append. 0 means 2000
+	// and 20ms; a negative FanoutMembers wakes every link after every
+	// append (decision 036).
 	FanoutMembers  int
 	FanoutInterval time.Duration
+}
+
+// minPassWait is the shortest wait for a pass over the links worth a
+// timer: a pass over fewer links than that buys costs less than the wait.
+const minPassWait = time.Millisecond
+
+// passWait is how long a document of members links lets an append wait for
+// the pass that wakes them: in proportion to its links up to
+// FanoutMembers, where it is FanoutInterval; 0 is a pass per append.
+func (c *Config) passWait(members int) time.Duration {
+	if c.FanoutMembers <= 0 {
+		return 0
+	}
+	w := c.FanoutInterval
+	if members < c.FanoutMembers {
+		w = time.Duration(int64(w) * int64(members) / int64(c.FanoutMembers))
+	}
+	if w < minPassWait {
+		return 0
+	}
+	return w
 }
 
 // Defaults for zero Config fields, exported so a command line can show them.

@@ -1241,19 +1241,20 @@ func (h *hub) refuseApplied(a applied, err error) {
 
 // deliver sends the states now due, and wakes every member that reads
 // the tail; one that fell off it, or whose lag passed MaxPendingBytes, is
-// ended as a slow consumer. This pass over the members is per append, not
-// per commit: each member takes every commit from its cursor itself.
+// ended as a slow consumer. This pass over the members is per append, or
+// per Config.passWait for a document of many, never per commit: each
+// member takes every commit from its cursor itself.
 func (h *hub) deliver(prev uint64, own *conn) {
-	if n := h.srv.cfg.FanoutMembers; n > 0 && len(h.members) >= n {
-		// Many links: one pass per FanoutInterval, so that each link's
-		// write carries every commit of that span. A pass per append over
-		// thousands of links wakes each for one commit a frame, and they
-		// fall further behind than batching catches up. (A pass at once
-		// for an append after a quiet spell cost a second pass per burst
-		// of a windowed writer: decision 036.)
+	if wait := h.srv.cfg.passWait(len(h.members)); wait > 0 {
+		// Many links: one pass per wait, so that each link's write carries
+		// every commit of that span. A pass per append over hundreds of
+		// links wakes each for one commit a frame, a write call apiece; over
+		// thousands they fall further behind than batching catches up. (A
+		// pass at once for an append after a quiet spell cost a second pass
+		// per burst of a windowed writer: decision 036.)
 		if !h.wakeDue {
 			h.wakeDue = true
-			h.postAfter(h.srv.cfg.FanoutInterval, wakeMsg{})
+			h.postAfter(wait, wakeMsg{})
 		}
 		return
 	}

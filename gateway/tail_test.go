@@ -175,9 +175,19 @@ func testManyLinks(t *testing.T, cfg gateway.Config) {
 // for the interval it started in, each a frame plus at most one for what
 // became durable while the link wrote; waking per append gives about a
 // frame a commit.
+// A document under FanoutMembers links waits in proportion: two links of
+// four wait half the interval.
 func TestManyLinksAreWokenOncePerInterval(t *testing.T) {
-	const interval = 100 * time.Millisecond
-	ts := startGateway(t, gateway.Config{FanoutMembers: 2, FanoutInterval: interval})
+	t.Run("at FanoutMembers", func(t *testing.T) {
+		testWokenPerInterval(t, gateway.Config{FanoutMembers: 2, FanoutInterval: 100 * time.Millisecond}, 100*time.Millisecond)
+	})
+	t.Run("in proportion below", func(t *testing.T) {
+		testWokenPerInterval(t, gateway.Config{FanoutMembers: 4, FanoutInterval: 200 * time.Millisecond}, 100*time.Millisecond)
+	})
+}
+
+func testWokenPerInterval(t *testing.T, cfg gateway.Config, interval time.Duration) {
+	ts := startGateway(t, cfg)
 	w := dial(t, ts.url, peer.Options{})
 	d, err := w.Share(ctxT(t), "paced", newDoc())
 	if err != nil {
