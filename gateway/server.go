@@ -170,7 +170,7 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
 		frames:   make(chan inbound, 2),
 		credits:  make(chan struct{}, s.cfg.MaxFramesInFlight),
 		wake:     make(chan struct{}, 1),
-		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink, MaxFrameBytes: int(s.cfg.MaxMessageBytes)}),
+		link:     link.New(link.Config{MaxTopics: s.cfg.MaxTopicsPerLink, MaxFrameBytes: int(s.cfg.MaxMessageBytes), ForgetSent: true}),
 		topics:   map[string]*topicState{},
 		byTopic:  map[uint64]*topicState{},
 	}

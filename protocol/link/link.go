@@ -23,6 +23,10 @@ type Config struct {
 	// Window is how many sent commits per topic are kept so a refusal can
 	// be reported with the commit and its undo.
 	Window int
+	// ForgetSent keeps no window: a refusal is reported without its commit
+	// and undo. For an end that only counts refusals, such as a gateway,
+	// whose thousands of links would each keep Window commits for nothing.
+	ForgetSent bool
 	// MaxTopics bounds the topics of a link: ours and the peer's, counted
 	// once per name, held PeerOpened included. A peer open past it is
 	// answered with fault too-many-topics; a Share past it is an error.

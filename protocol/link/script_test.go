@@ -71,6 +71,8 @@ func (s *script) run(t *testing.T, file string, line int, cmd string) []string {
 				c.MaxQueued = n
 			case "framebytes":
 				c.MaxFrameBytes = n
+			case "forget":
+				c.ForgetSent = n != 0
 			default:
 				bad()
 			}

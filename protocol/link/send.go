@@ -51,7 +51,9 @@ func (l *Link) Send(topic uint64, c, undo []byte) (uint64, error) {
 // sendCommit queues one commit on a live topic, joining the last frame when
 // it carries the commits just before this one and has room.
 func (l *Link) sendCommit(t *topic, seq uint64, c, undo []byte) {
-	t.window.put(seq, c, undo)
+	if !l.cfg.ForgetSent {
+		t.window.put(seq, c, undo)
+	}
 	item := itemBytes(len(c))
 	if n := len(l.out); n > 0 {
 		f := &l.out[n-1]
