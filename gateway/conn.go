@@ -704,6 +704,7 @@ func (c *conn) write() bool {
 		c.guard.Reset(c.srv.cfg.WriteTimeout)
 	}
 	ok := c.writeFrames(frames)
+	c.link.Recycle(frames)
 	if !c.guard.Stop() && ok {
 		// It fired as the last write ended: the socket is closed all the same.
 		c.end(&endReason{fault: ReasonWriteTimeout, message: "a write to the socket timed out", status: websocket.StatusPolicyViolation})

@@ -67,7 +67,19 @@ type Link struct {
 	out    []frame.Frame
 	body   int // encoded bytes of the commits in out's last frame
 	events []Event
+
+	// Memory handed back by Recycle for the frames that follow.
+	spareOut     []frame.Frame
+	spareCommits [][][]byte
 }
+
+// Bounds on what Recycle keeps, so a link that once sent a burst does not
+// hold its memory for good: a few frames, and commit lists of up to 64.
+const (
+	maxSpareFrames  = 8
+	maxSpareLists   = 4
+	maxSpareCommits = 64
+)
 
 // New returns a link with no topics.
 func New(cfg Config) *Link {
@@ -88,6 +100,23 @@ func (l *Link) Flush() []frame.Frame {
 	return out
 }
 
+// Recycle hands back frames that Flush returned, once they are written:
+// the link reuses their memory for the frames that follow, sparing a link
+// that sends often an allocation a frame and one a doubling of its
+// commits. The caller must not use them after.
+func (l *Link) Recycle(frames []frame.Frame) {
+	for i := range frames {
+		if cs := frames[i].Commits; cap(cs) > 0 && cap(cs) <= maxSpareCommits && len(l.spareCommits) < maxSpareLists {
+			clear(cs) // the commits are the caller's: hold none of them
+			l.spareCommits = append(l.spareCommits, cs[:0])
+		}
+	}
+	if cap(frames) <= maxSpareFrames && l.spareOut == nil {
+		clear(frames)
+		l.spareOut = frames[:0]
+	}
+}
+
 // Events returns the events since the last call, in order, and forgets them.
 func (l *Link) Events() []Event {
 	ev := l.events
@@ -101,6 +130,9 @@ func (l *Link) Closed() bool { return l.ended }
 func (l *Link) emit(e Event) { l.events = append(l.events, e) }
 
 func (l *Link) send(f frame.Frame) {
+	if l.out == nil {
+		l.out, l.spareOut = l.spareOut, nil
+	}
 	l.out = append(l.out, f)
 	l.body = 0
 }

@@ -64,7 +64,11 @@ func (l *Link) sendCommit(t *topic, seq uint64, c, undo []byte) {
 			return
 		}
 	}
-	l.send(frame.Frame{Kind: frame.Commits, Topic: t.ours, First: seq, Commits: [][]byte{c}})
+	var cs [][]byte
+	if n := len(l.spareCommits); n > 0 {
+		cs, l.spareCommits = l.spareCommits[n-1], l.spareCommits[:n-1]
+	}
+	l.send(frame.Frame{Kind: frame.Commits, Topic: t.ours, First: seq, Commits: append(cs, c)})
 	l.body = item
 }
 
