@@ -16,9 +16,11 @@
 // store and its recovery, admission, the creator's hold, idle unload, the
 // waiters), tested by transcript (decision 028). Durable commits go once
 // into the document's tail (gateway/tail), from which every link and
-// subscriber reads at its own cursor (decision 031); a document with
-// thousands of links wakes them once per Config.FanoutInterval rather than
-// per append (decision 036).
+// subscriber reads at its own cursor (decision 031); a document of 100
+// links or more wakes them once per a wait that grows with them, up to
+// Config.FanoutInterval, rather than per append (decision 036). A link
+// keeps no window of what it sent and borrows its scratch per write
+// (decision 040).
 //
 // Several nodes: on a store other nodes append to (Follower, a log on NATS
 // JetStream), a hub follows its document's log, delivers what others

@@ -11,7 +11,8 @@
 // again. It starts no goroutine, reads no clock and does no I/O, and it
 // treats commits as opaque bytes: it never decodes them, and it keeps the
 // caller's slices (frames, events and the window alias them) without
-// copying.
+// copying. A caller done with the frames Flush gave may hand them back
+// with Recycle, and the link reuses their memory.
 //
 // Misuse (a call on a topic that is not ours, a state nobody asked for) is
 // an error and sends nothing. Every bound is in Config and has a named
