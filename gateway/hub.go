@@ -79,7 +79,12 @@ type hub struct {
 	creating bool // an empty creation's snapshot is being stored
 
 	members map[*conn]*member
-	subs    map[*subscriber]struct{}
+	// order is the members as they joined, for the pass that wakes them
+	// (wakeMembers): in the same order every pass, each link's turn comes
+	// once a pass, where a map's order, new each pass, could leave one
+	// waiting nearly two. Members gone are dropped at the next pass.
+	order []*member
+	subs  map[*subscriber]struct{}
 	// tail holds the durable commits for members and subscribers to read
 	// from their own cursors: the hub appends each once and wakes idle
 	// readers (decision 031). Nobody reading, it is emptied at the durable
@@ -121,6 +126,9 @@ type member struct {
 	// owed is the state it asked for and the commits that state covers
 	// (docsm.Owed: taken when wanted, sent once durable; decision 025).
 	owed docsm.Owed
+	// ordered: it is in hub.order (which keeps a member that left until
+	// the next pass), so joining again does not add it twice.
+	ordered bool
 }
 
 // tailItem is what the tail keeps with a commit: its origin as stored (a
@@ -621,6 +629,13 @@ func (h *hub) openDecided(o openMsg, err error) {
 func (h *hub) join(m *member) {
 	h.resetUnread()
 	h.members[m.c] = m
+	if !m.ordered {
+		m.ordered = true
+		h.order = append(h.order, m)
+		if len(h.order) > 2*len(h.members)+64 {
+			h.pruneOrder() // members come and go, and no pass drops them
+		}
+	}
 	m.ts.read.Store(h.log.Durable())
 }
 
@@ -1265,7 +1280,9 @@ func (h *hub) deliver(prev uint64, own *conn) {
 // the one link the whole batch after prev came from.
 func (h *hub) wakeMembers(prev uint64, own *conn) {
 	durable := h.log.Durable()
-	for c, m := range h.members {
+	h.pruneOrder()
+	for _, m := range h.order {
+		c := m.c
 		h.sendDue(c, m, durable)
 		if m.owed.Wanted() {
 			continue // not reading: its state will cover what it misses
@@ -1281,6 +1298,20 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 		}
 		c.wakeTopic(m.ts)
 	}
+}
+
+// pruneOrder drops from order the members that left.
+func (h *hub) pruneOrder() {
+	keep := h.order[:0]
+	for _, m := range h.order {
+		if h.members[m.c] == m {
+			keep = append(keep, m)
+		} else {
+			m.ordered = false
+		}
+	}
+	clear(h.order[len(keep):])
+	h.order = keep
 }
 
 // settle ends a commit that will not land: the origin link hears refused;
