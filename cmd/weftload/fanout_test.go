@@ -84,12 +84,12 @@ func TestFanoutDeliversEveryCommit(t *testing.T) {
 
 // Against a gateway of its own (a URL, not -inprocess) the same holds.
 func TestFanoutSeparateGateway(t *testing.T) {
-	_, urls, _, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
-	url := urls[0]
+	nd, err := startNodes(context.Background(), 1, false, storeMemory)
+	url := nd.urls[0]
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer nd.stop()
 	o := fanout(4)
 	o.inprocess, o.url, o.metrics, o.watch = false, url, "-", watchRaw
 	o.duration = time.Second

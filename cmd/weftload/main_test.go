@@ -97,12 +97,12 @@ func TestRunRawWriters(t *testing.T) {
 
 // A raw writer hears its refusal: counted, and its credit handed back.
 func TestRawWriterRefused(t *testing.T) {
-	_, urls, _, _, stop, err := startNodes(context.Background(), 1, false, storeMemory)
-	url := urls[0]
+	nd, err := startNodes(context.Background(), 1, false, storeMemory)
+	url := nd.urls[0]
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer nd.stop()
 	ctx := context.Background()
 	p, err := peer.Dial(ctx, url, peer.Options{})
 	if err != nil {

@@ -139,13 +139,13 @@ func TestOneNodeOnNats(t *testing.T) {
 // Separate gateways given as a -url list: raw members on two documents
 // land on both nodes, joining documents made on the other one.
 func TestURLListOfSeparateGateways(t *testing.T) {
-	_, urls, _, _, stop, err := startNodes(context.Background(), 2, false, storeNats)
+	nd, err := startNodes(context.Background(), 2, false, storeNats)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer nd.stop()
 	o := short(shapeField)
-	o.inprocess, o.url, o.metrics, o.watch, o.write = false, strings.Join(urls, ", "), "-", watchRaw, watchRaw
+	o.inprocess, o.url, o.metrics, o.watch, o.write = false, strings.Join(nd.urls, ", "), "-", watchRaw, watchRaw
 	o.peers, o.docs, o.writers = 8, 2, 2
 	res, err := run(context.Background(), o, io.Discard)
 	if err != nil {
@@ -156,8 +156,8 @@ func TestURLListOfSeparateGateways(t *testing.T) {
 	}
 	// Links unknown without -metrics; placement as asked.
 	checkNodes(t, res, []int{-1, -1}, []int{2, 2}, []int{0, 4})
-	if res.Nodes[0].URL != urls[0] || res.Nodes[1].URL != urls[1] {
-		t.Fatalf("nodes %+v, urls %v", res.Nodes, urls)
+	if res.Nodes[0].URL != nd.urls[0] || res.Nodes[1].URL != nd.urls[1] {
+		t.Fatalf("nodes %+v, urls %v", res.Nodes, nd.urls)
 	}
 }
 

@@ -203,12 +203,12 @@ func run(ctx context.Context, o options, progress io.Writer) (*result, error) {
 	var claimsSeen []*natsrelay.Relay // nodes that must learn the backend's claim
 	grpcAddr := o.grpc
 	if o.inprocess {
-		ss, urls, gaddr, relays, stop, err := startNodes(ctx, o.nodes, o.authority, o.store)
+		nd, err := startNodes(ctx, o.nodes, o.authority, o.store)
 		if err != nil {
 			return nil, err
 		}
-		defer stop()
-		gws, o.urls, grpcAddr, claimsSeen = ss, urls, gaddr, relays
+		defer nd.stop()
+		gws, o.urls, grpcAddr, claimsSeen = nd.servers, nd.urls, nd.grpcAddr, nd.relays
 	} else if o.authority {
 		if err := loopbackOnly("-grpc", o.grpc, o.allowRemote); err != nil {
 			return nil, err
@@ -502,6 +502,15 @@ func closeAll(peers []*peer.Peer, n int) {
 	wg.Wait()
 }
 
+// nodes are the gateways startNodes started in this process.
+type nodes struct {
+	servers  []*gateway.Server
+	urls     []string
+	grpcAddr string             // the first node's bridge, with a bridge
+	relays   []*natsrelay.Relay // the other nodes', which must learn the backend's claim
+	stop     func()             // stops them all and removes what they wrote
+}
+
 // startNodes starts n gateways on 127.0.0.1:0 in this process, each on a
 // store of storeKind: memory, bbolt (cmd/gateway's default) in a directory
 // of its own, or JetStream on one embedded nats-server that all nodes
@@ -509,11 +518,10 @@ func closeAll(peers []*peer.Peer, n int) {
 // in-process gRPC bridge as its authority, the first one's served for the
 // tool's backend; on JetStream every node also joins the question relay
 // (decision 034), so that one backend answers for all, and relays are the
-// other nodes', which must learn its claim. stop stops them all and
-// removes what they wrote.
-func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (ss []*gateway.Server, urls []string, grpcAddr string, relays []*natsrelay.Relay, stop func(), err error) {
+// other nodes', which must learn its claim.
+func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (nd *nodes, err error) {
 	var stops []func() // run last first
-	stop = func() {
+	stop := func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
 		}
@@ -523,11 +531,12 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 			stop()
 		}
 	}()
+	nd = &nodes{stop: stop}
 	natsURL := ""
 	if storeKind == storeNats {
 		u, stopNats, err := startNats()
 		if err != nil {
-			return nil, nil, "", nil, nil, err
+			return nil, err
 		}
 		stops = append(stops, stopNats)
 		natsURL = u
@@ -539,26 +548,26 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 		case storeBolt:
 			dir, err := os.MkdirTemp("", "weftload-store-")
 			if err != nil {
-				return nil, nil, "", nil, nil, err
+				return nil, err
 			}
 			st, err := store.Open(dir, store.Options{})
 			if err != nil {
 				os.RemoveAll(dir)
-				return nil, nil, "", nil, nil, err
+				return nil, err
 			}
 			cfg.Store = st
 			stops = append(stops, func() { st.Close(); os.RemoveAll(dir) })
 		case storeNats:
 			st, nc, closeStore, err := openJetStream(ctx, natsURL)
 			if err != nil {
-				return nil, nil, "", nil, nil, err
+				return nil, err
 			}
 			cfg.Store = st
 			stops = append(stops, closeStore)
 			if withBridge && n > 1 {
 				r, err := natsrelay.New(ctx, nc, natsrelay.Options{})
 				if err != nil {
-					return nil, nil, "", nil, nil, fmt.Errorf("join the question relay: %w", err)
+					return nil, fmt.Errorf("join the question relay: %w", err)
 				}
 				stops = append(stops, func() { r.Close() })
 				relay = r
@@ -575,24 +584,24 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 		}
 		s, err := gateway.New(cfg)
 		if err != nil {
-			return nil, nil, "", nil, nil, err
+			return nil, err
 		}
 		if b != nil {
 			b.Attach(s)
 			if relay != nil {
 				if err := relay.Serve(b); err != nil {
-					return nil, nil, "", nil, nil, fmt.Errorf("answer other nodes' questions: %w", err)
+					return nil, fmt.Errorf("answer other nodes' questions: %w", err)
 				}
 				if i > 0 {
-					relays = append(relays, relay)
+					nd.relays = append(nd.relays, relay)
 				}
 			}
 			if i == 0 {
 				addr, stopBridge, err := serveBridge(b)
 				if err != nil {
-					return nil, nil, "", nil, nil, err
+					return nil, err
 				}
-				grpcAddr = addr
+				nd.grpcAddr = addr
 				stops = append(stops, stopBridge)
 			} else {
 				stops = append(stops, func() {
@@ -604,7 +613,7 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, nil, "", nil, nil, err
+			return nil, err
 		}
 		hs := &http.Server{Handler: s}
 		served := make(chan struct{})
@@ -619,10 +628,10 @@ func startNodes(ctx context.Context, n int, withBridge bool, storeKind string) (
 			hs.Close()
 			<-served
 		})
-		ss = append(ss, s)
-		urls = append(urls, "ws://"+ln.Addr().String()+"/")
+		nd.servers = append(nd.servers, s)
+		nd.urls = append(nd.urls, "ws://"+ln.Addr().String()+"/")
 	}
-	return ss, urls, grpcAddr, relays, stop, nil
+	return nd, nil
 }
 
 // claimWait bounds the wait for every node to learn the backend's claim.
