@@ -63,12 +63,13 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 	// waits out its backoff without looking at ctx; Stop ends that wait.
 	defer context.AfterFunc(ctx, it.Stop)()
 	next := after + 1
+	var recs []store.Record // reused: a message's records are handed on by value
 	for {
 		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			return s.followErr(ctx, doc, err)
 		}
-		recs, err := recordsOf(doc, &jetstream.RawStreamMsg{Header: msg.Headers(), Data: msg.Data()})
+		recs, err = recordsOf(recs[:0], doc, &jetstream.RawStreamMsg{Header: msg.Headers(), Data: msg.Data()})
 		if err != nil {
 			return err
 		}
@@ -84,6 +85,7 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 			}
 			next++
 		}
+		clear(recs) // hold no message while waiting for the next
 	}
 }
 

@@ -56,7 +56,7 @@ func TestRecordsPackPerBlock(t *testing.T) {
 				if m.Subject != block("s.d.g", must(cursorOf("d", m.Header))) {
 					t.Fatalf("message on %s", m.Subject)
 				}
-				recs, err := recordsOf("d", rawOf(m))
+				recs, err := recordsOf(nil, "d", rawOf(m))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +105,7 @@ func TestBadPackedMessagesAreCorrupt(t *testing.T) {
 			}
 			m.Data = append([]byte(nil), good.Data...)
 			edit(m)
-			if _, err := recordsOf("d", rawOf(m)); !errors.Is(err, store.ErrCorrupt) {
+			if _, err := recordsOf(nil, "d", rawOf(m)); !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("got %v, want corrupt", err)
 			}
 		})
@@ -178,7 +178,7 @@ func FuzzRecordsOf(f *testing.F) {
 		m.Header.Set(hdrCursor, "7")
 		m.Header.Set(hdrCount, count)
 		m.Data = data
-		recs, err := recordsOf("d", rawOf(m))
+		recs, err := recordsOf(nil, "d", rawOf(m))
 		if err != nil {
 			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("error %v is not corrupt", err)
@@ -199,7 +199,7 @@ func FuzzRecordsOf(f *testing.F) {
 		}
 		var again []store.Record
 		for _, m := range messages("s.d.g", recs, 0) {
-			rs, err := recordsOf("d", rawOf(m))
+			rs, err := recordsOf(nil, "d", rawOf(m))
 			if err != nil {
 				t.Fatal(err)
 			}

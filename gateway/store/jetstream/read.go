@@ -68,6 +68,7 @@ func (s *Store) scan(ctx context.Context, doc string, m *meta, from, last uint64
 		return nil, s.fail(ctx, doc, err)
 	}
 	seq, size, next := first.Sequence, 0, from
+	var recs []store.Record // one message's, reused
 	for next <= last {
 		batch, err := s.scanBatch(ctx, doc, base, seq)
 		if err != nil {
@@ -75,7 +76,7 @@ func (s *Store) scan(ctx context.Context, doc string, m *meta, from, last uint64
 		}
 		for _, msg := range batch {
 			seq = msg.Sequence + 1
-			recs, err := recordsOf(doc, msg)
+			recs, err = recordsOf(recs[:0], doc, msg)
 			if err != nil {
 				return nil, err
 			}

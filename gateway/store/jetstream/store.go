@@ -316,8 +316,8 @@ func head(doc string, msg *jetstream.RawStreamMsg) (first, count uint64, packed 
 	return first, count, true, nil
 }
 
-// recordsOf is the records one message holds, in cursor order.
-func recordsOf(doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) {
+// recordsOf appends to dst the records one message holds, in cursor order.
+func recordsOf(dst []store.Record, doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) {
 	c, count, packed, err := head(doc, msg)
 	if err != nil {
 		return nil, err
@@ -327,10 +327,10 @@ func recordsOf(doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) 
 		if err != nil {
 			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: "bad origin", Err: err}
 		}
-		return []store.Record{{Cursor: c, Commit: msg.Data, Origin: origin}}, nil
+		return append(dst, store.Record{Cursor: c, Commit: msg.Data, Origin: origin}), nil
 	}
-	recs := make([]store.Record, 0, count)
-	for b := msg.Data; uint64(len(recs)) < count; c++ {
+	recs, n := dst, uint64(0)
+	for b := msg.Data; n < count; c++ {
 		var origin, commit []byte
 		if origin, b = field(b); origin != nil {
 			commit, b = field(b)
@@ -339,7 +339,7 @@ func recordsOf(doc string, msg *jetstream.RawStreamMsg) ([]store.Record, error) 
 			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("record %d is cut short", c)}
 		}
 		recs = append(recs, store.Record{Cursor: c, Commit: commit, Origin: string(origin)})
-		if uint64(len(recs)) == count && len(b) != 0 {
+		if n++; n == count && len(b) != 0 {
 			return nil, &store.Error{Reason: store.Corrupt, Doc: doc, Message: fmt.Sprintf("%d bytes after record %d", len(b), c)}
 		}
 	}
