@@ -118,8 +118,8 @@ type Config struct {
 	FanoutInterval time.Duration
 }
 
-// minPassWait is the shortest wait for a pass over the links worth a
-// timer: a pass over fewer links than that buys costs less than the wait.
+// minPassWait: a shorter wait is none. Below it (under 100 links with the
+// defaults) a pass per append costs less than what a wait would save.
 const minPassWait = time.Millisecond
 
 // passWait is how long a document of members links lets an append wait for

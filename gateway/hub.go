@@ -1280,7 +1280,9 @@ func (h *hub) deliver(prev uint64, own *conn) {
 // the one link the whole batch after prev came from.
 func (h *hub) wakeMembers(prev uint64, own *conn) {
 	durable := h.log.Durable()
-	h.pruneOrder()
+	if len(h.order) != len(h.members) {
+		h.pruneOrder() // order holds every member once, so only then has it gone ones
+	}
 	for _, m := range h.order {
 		c := m.c
 		h.sendDue(c, m, durable)
