@@ -85,6 +85,7 @@ func (p *Peer) pump() {
 		for _, f := range fs {
 			p.queue(f)
 		}
+		p.lk.Recycle(fs) // encoded onto the backlog: the link may reuse them
 		for _, e := range ev {
 			p.handle(e)
 		}
