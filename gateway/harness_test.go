@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,11 @@ func (ts *testServer) stop(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := ts.Shutdown(ctx); err != nil && err != gateway.ErrClosed {
-		t.Errorf("shutdown: %v", err)
+		// What it waited on: a rare hang after a lost NATS server showed
+		// only the deadline (TestNATSServerLostUnderWrites, 2026-12-07).
+		var stacks strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		t.Errorf("shutdown: %v; the goroutines then:\n%s", err, stacks.String())
 	}
 	ts.http.Close()
 	ts.http = nil
