@@ -249,8 +249,8 @@ func (h *hub) lostRace() bool {
 	// wait is bounded: a follow that brings nothing (a lost server) ends
 	// in the read after all. Until then decide holds every commit, so
 	// none overtakes those taken back.
-	deadline := h.race.Lost(h.log.Durable(), time.Now(), h.srv.cfg.LostRaceWait)
-	h.postAfter(time.Until(deadline), raceWaitMsg{})
+	h.race.Lost(h.log.Durable(), time.Now(), h.srv.cfg.LostRaceWait)
+	h.postAfter(h.srv.cfg.LostRaceWait, raceWaitMsg{})
 	return true
 }
 

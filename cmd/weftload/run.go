@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weftgate/weftgate/bridge/natsrelay"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/weftgate/weftgate/bridge"
+	"github.com/weftgate/weftgate/bridge/natsrelay"
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/store"
 	"github.com/weftgate/weftgate/peer"
