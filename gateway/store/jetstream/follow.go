@@ -46,6 +46,11 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       start,
 		InactiveThreshold: followIdle,
+		// nats.go makes a dropped consumer again, and by default tries
+		// forever, waiting up to 10 s between tries while it holds the
+		// lock Stop needs: nothing could end such a follow. One try; the
+		// hub follows again after a wait that its context ends.
+		MaxResetAttempts: 1,
 	})
 	if err != nil {
 		return s.followErr(ctx, doc, err)
@@ -59,9 +64,6 @@ func (s *Store) Follow(ctx context.Context, doc string, after uint64, fn func(st
 		return s.followErr(ctx, doc, err)
 	}
 	defer it.Stop()
-	// nats.go's ordered consumer, re-creating itself after a lost server,
-	// waits out its backoff without looking at ctx; Stop ends that wait.
-	defer context.AfterFunc(ctx, it.Stop)()
 	next := after + 1
 	var recs []store.Record // reused: a message's records are handed on by value
 	for {

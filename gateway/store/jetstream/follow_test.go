@@ -199,3 +199,43 @@ func TestAnEndedFollowLeavesNoConsumer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestAFollowThatCannotBeMadeAgainEnds: when the server drops a follow's
+// consumer and cannot make it again (here the stream is gone), Follow
+// ends with an error. nats.go would otherwise try again forever, waiting
+// up to 10 s between tries while holding the lock its Stop needs, so no
+// one could end that follow: a gateway's shutdown waited on it
+// (TestNATSServerLostUnderWrites, 2026-12-07). The hub follows again
+// after a wait of its own, which its context ends.
+func TestAFollowThatCannotBeMadeAgainEnds(t *testing.T) {
+	ns := natstest.Start(t)
+	s, _ := openOn(t, ns, Options{})
+	storetest.Create(t, s, "d", 0)
+	storetest.AppendRange(t, s, "d", 1, 3, 1)
+	got, done := make(chan struct{}, 3), make(chan error, 1)
+	go func() {
+		done <- s.Follow(context.Background(), "d", 0, func(store.Record) error {
+			got <- struct{}{}
+			return nil
+		})
+	}()
+	for range 3 {
+		select {
+		case <-got:
+		case err := <-done:
+			t.Fatalf("the follow ended before it had the log: %v", err)
+		}
+	}
+	if err := s.js.DeleteStream(context.Background(), s.o.Stream); err != nil {
+		t.Fatal(err)
+	}
+	// The bound only turns a hang into a failure; it ends at once.
+	select {
+	case err := <-done:
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("the follow ended with %v, not store-unavailable, when its stream went", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the follow did not end when its consumer could not be made again")
+	}
+}
