@@ -41,7 +41,8 @@ type Config struct {
 	// commits kept, encoded, for its links to read from their own cursors
 	// (decision 031). A link whose cursor falls off it, or whose lag passes
 	// MaxPendingBytes, is ended with slow-consumer. 0 means 16,384 commits
-	// and 4 MiB.
+	// and 4 MiB. They bound what readers that fall behind hold: what every
+	// link has read is let go.
 	TailCommits int
 	TailBytes   int
 	// MaxFramesInFlight bounds the commits frames one connection may have

@@ -484,6 +484,16 @@ func (c *conn) pull() {
 			ts.cursor = r
 		}
 		es, err := t.Read(ts.cursor, (*buf)[:0], pullBytes)
+		for err != nil {
+			// The hub may have moved it on since, and let those commits
+			// go (hub.wakeMembers trims what every member has read).
+			r := ts.read.Load()
+			if r <= ts.cursor {
+				break
+			}
+			ts.cursor = r
+			es, err = t.Read(ts.cursor, (*buf)[:0], pullBytes)
+		}
 		if err != nil {
 			ts.reading, ts.behind = false, false
 			continue

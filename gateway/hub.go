@@ -87,8 +87,9 @@ type hub struct {
 	subs  map[*subscriber]struct{}
 	// tail holds the durable commits for members and subscribers to read
 	// from their own cursors: the hub appends each once and wakes idle
-	// readers (decision 031). Nobody reading, it is emptied at the durable
-	// cursor (when the last reader goes and the first comes).
+	// readers (decision 031). Each pass lets go of what every member has
+	// read (with no subscriber); nobody reading, it is emptied at the
+	// durable cursor (when the last reader goes and the first comes).
 	tail *tail.Tail[tailItem]
 
 	// creator is the member whose state will become this new document; state
@@ -1295,9 +1296,11 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 	if len(h.order) != len(h.members) {
 		h.pruneOrder() // order holds every member once, so only then has it gone ones
 	}
+	read := durable // what every member has read
 	for _, m := range h.order {
 		c := m.c
 		h.sendDue(c, m, durable)
+		read = min(read, m.ts.read.Load())
 		if m.owed.Wanted() {
 			continue // not reading: its state will cover what it misses
 		}
@@ -1311,6 +1314,12 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 			continue
 		}
 		c.wakeTopic(m.ts)
+	}
+	// What every reader has read is let go, so a document whose readers
+	// keep up holds a pass's commits, not the tail's bounds. Subscribers
+	// publish no cursor: with one, the bounds alone trim.
+	if len(h.subs) == 0 {
+		h.tail.Trim(read)
 	}
 }
 

@@ -116,6 +116,16 @@ func (t *Tail[T]) Append(es ...Entry[T]) {
 	}
 }
 
+// Trim lets go of the commits through cursor through, which every reader
+// has read (the writer's call): a reader at or past it reads on, one
+// before it has fallen off.
+func (t *Tail[T]) Trim(through uint64) {
+	r := t.ring.Load()
+	for t.n > 0 && t.oldest.Load() <= through {
+		t.dropOldest(r)
+	}
+}
+
 // grow publishes a larger ring holding the same entries.
 func (t *Tail[T]) grow(old *ring[T]) *ring[T] {
 	r := &ring[T]{slots: make([]atomic.Pointer[Entry[T]], min(max(2*len(old.slots), 16), t.cfg.MaxCommits))}

@@ -54,6 +54,44 @@ func TestWrapKeepsTheNewest(t *testing.T) {
 	}
 }
 
+// Trim lets go of what every reader has read: a reader at or past the
+// trim reads on, one before it has fallen off, the bytes held and the
+// lag count only what is left, and appends go on after a trim of all.
+func TestTrimLetsGoOfWhatIsRead(t *testing.T) {
+	tl := New[string](Config{MaxCommits: 100, MaxBytes: 1000})
+	for c := uint64(1); c <= 10; c++ {
+		tl.Append(entry(c, 10))
+	}
+	tl.Trim(6)
+	if got := fmt.Sprint(readAll(t, tl, 6)); got != "[7 8 9 10]" {
+		t.Fatalf("after 6: %s", got)
+	}
+	if _, err := tl.Read(5, nil, 0); !errors.Is(err, ErrFellOff) {
+		t.Fatalf("after 5 (6 is gone): %v", err)
+	}
+	if lag, err := tl.Lag(6); err != nil || lag != 40 {
+		t.Fatalf("lag after 6: %d %v, want 40", lag, err)
+	}
+	tl.Trim(3) // already gone: nothing changes
+	if got := fmt.Sprint(readAll(t, tl, 6)); got != "[7 8 9 10]" {
+		t.Fatalf("after a trim behind the oldest: %s", got)
+	}
+	tl.Trim(99) // past the head: all of it, and the head stays
+	if tl.Head() != 10 || len(readAll(t, tl, 10)) != 0 {
+		t.Fatalf("head %d after trimming all", tl.Head())
+	}
+	if _, err := tl.Read(9, nil, 0); !errors.Is(err, ErrFellOff) {
+		t.Fatalf("after 9 with everything trimmed: %v", err)
+	}
+	// The bytes held went with the entries: the bound's whole 1,000 fits.
+	for c := uint64(11); c <= 30; c++ {
+		tl.Append(entry(c, 50))
+	}
+	if got := readAll(t, tl, 10); len(got) != 20 || got[0] != 11 {
+		t.Fatalf("after 10, once 1,000 bytes were appended to a trimmed tail: %v", got)
+	}
+}
+
 func TestByteBoundDropsOldestButKeepsOne(t *testing.T) {
 	tl := New[string](Config{MaxCommits: 100, MaxBytes: 100})
 	for c := uint64(1); c <= 10; c++ {
