@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"sync/atomic"
 
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/docsm"
@@ -289,6 +290,9 @@ func (s *Server) Documents(ctx context.Context) []DocumentInfo {
 // sees every cursor exactly once.
 type subscriber struct {
 	wake chan struct{}
+	// read is the cursor it has handed on through: the hub lets the tail
+	// go no further (hub.wakeMembers).
+	read atomic.Uint64
 	// gone is closed, with why set first, when the hub ends the
 	// subscription (the document was deleted).
 	gone chan struct{}
@@ -330,6 +334,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 	}
 	defer s.reg.release(h)
 	sub := &subscriber{wake: make(chan struct{}, 1), gone: make(chan struct{})}
+	sub.read.Store(after)
 	if !h.post(subscribeMsg{sub: sub, add: true}) {
 		return ErrClosed
 	}
@@ -352,6 +357,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 						return err
 					}
 					next = e.Cursor + 1
+					sub.read.Store(e.Cursor)
 				}
 				clear(es) // do not pin what the tail lets go
 				buf = es[:0]
@@ -378,6 +384,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 				return err
 			}
 			next = ev.Cursor + 1
+			sub.read.Store(ev.Cursor)
 			continue
 		}
 		if errors.Is(err, store.ErrUnknownDocument) && s.held(ctx, h) {
@@ -393,6 +400,7 @@ func (s *Server) Subscribe(ctx context.Context, name string, after uint64, fn fu
 				return err
 			}
 			next = r.Cursor + 1
+			sub.read.Store(r.Cursor)
 		}
 		if len(recs) > 0 {
 			continue // a read may stop short at its byte bound

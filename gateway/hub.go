@@ -87,9 +87,9 @@ type hub struct {
 	subs  map[*subscriber]struct{}
 	// tail holds the durable commits for members and subscribers to read
 	// from their own cursors: the hub appends each once and wakes idle
-	// readers (decision 031). Each pass lets go of what every member has
-	// read (with no subscriber); nobody reading, it is emptied at the
-	// durable cursor (when the last reader goes and the first comes).
+	// readers (decision 031). Each pass lets go of what every reader has
+	// read; nobody reading, it is emptied at the durable cursor (when the
+	// last reader goes and the first comes).
 	tail *tail.Tail[tailItem]
 
 	// creator is the member whose state will become this new document; state
@@ -1315,12 +1315,12 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 		}
 		c.wakeTopic(m.ts)
 	}
-	// What every reader has read is let go, so a document whose readers
-	// keep up holds a pass's commits, not the tail's bounds. Subscribers
-	// publish no cursor: with one, the bounds alone trim.
-	if len(h.subs) == 0 {
-		h.tail.Trim(read)
+	for sub := range h.subs {
+		read = min(read, sub.read.Load())
 	}
+	// What every reader has read is let go, so a document whose readers
+	// keep up holds a pass's commits, not the tail's bounds.
+	h.tail.Trim(read)
 }
 
 // pruneOrder drops from order the members that left.

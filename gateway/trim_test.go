@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,18 +17,24 @@ import (
 	"github.com/weftgate/weftgate/protocol/frame"
 )
 
-// A document whose members have read its commits lets them go: its tail
-// holds what was appended since they last read, not the tail's bounds.
-func TestATailEveryMemberReadIsLetGo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+// trimDoc is a gateway holding document "d" with one member, and a
+// backend's write of key i to it.
+type trimDoc struct {
+	s     *Server
+	root  frame.Root
+	d     *peer.Doc
+	write func(i int)
+}
+
+func newTrimDoc(t *testing.T, ctx context.Context) *trimDoc {
+	t.Helper()
 	s, err := New(Config{PingInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(s)
-	defer hs.Close()
-	defer s.Shutdown(ctx)
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
 	root := frame.Root{ID: commit.NewID(), Kind: commit.Object}
 	if err := s.Create(ctx, "d", root); err != nil {
 		t.Fatal(err)
@@ -36,12 +43,13 @@ func TestATailEveryMemberReadIsLetGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
 	d, err := p.Join(ctx, "d")
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(i int) {
+	td := &trimDoc{s: s, root: root, d: d}
+	td.write = func(i int) {
 		b, err := commit.Encode(commit.Commit{Deltas: []commit.Delta{{Op: commit.Add, ID: root.ID, Ref: commit.ObjectKey(fmt.Sprint("k", i)), Value: commit.IntValue(int64(i))}}})
 		if err != nil {
 			t.Fatal(err)
@@ -50,27 +58,117 @@ func TestATailEveryMemberReadIsLetGo(t *testing.T) {
 			t.Fatalf("write %d: %v", i, err)
 		}
 	}
-	const n = 200
-	for i := range n {
-		write(i)
-	}
+	return td
+}
+
+// memberHas waits until the member holds key i.
+func (td *trimDoc) memberHas(t *testing.T, ctx context.Context, i int) {
+	t.Helper()
 	for has := false; !has; {
-		d.Read(func(doc *document.Document) { _, has = doc.Get(root.ID, commit.ObjectKey(fmt.Sprint("k", n-1))) })
+		td.d.Read(func(doc *document.Document) { _, has = doc.Get(td.root.ID, commit.ObjectKey(fmt.Sprint("k", i))) })
 		select {
 		case <-ctx.Done():
-			t.Fatal("the member did not get every commit")
+			t.Fatalf("the member did not get key %d", i)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	// The member has read all n, so the pass for the next lets them go.
-	write(n)
-	h := s.reg.acquire("d")
-	defer s.reg.release(h)
-	es, err := h.tail.Read(n, nil, 0)
-	if err != nil || len(es) != 1 || es[0].Cursor != n+1 {
-		t.Fatalf("after %d the tail holds %d commits (%v), want the newest, %d", n, len(es), err, n+1)
+}
+
+// recv waits for c to close.
+func recv(t *testing.T, ctx context.Context, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-ctx.Done():
+		t.Fatalf("timed out waiting for %s", what)
 	}
-	if _, err := h.tail.Read(n-1, nil, 0); !errors.Is(err, tail.ErrFellOff) {
-		t.Fatalf("the tail still holds commit %d, which its member read: %v", n, err)
+}
+
+// holds says which cursors the document's tail holds, from the first one
+// after after: an error when it no longer holds after+1.
+func (td *trimDoc) holds(after uint64) ([]uint64, error) {
+	h := td.s.reg.acquire("d")
+	defer td.s.reg.release(h)
+	es, err := h.tail.Read(after, nil, 0)
+	var cs []uint64
+	for _, e := range es {
+		cs = append(cs, e.Cursor)
+	}
+	return cs, err
+}
+
+// A document whose readers have read its commits lets them go: its tail
+// holds what was appended since they last read, not the tail's bounds.
+func TestATailEveryReaderReadIsLetGo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	td := newTrimDoc(t, ctx)
+	got := make(chan uint64, 1024)
+	go td.s.Subscribe(ctx, "d", 0, func(ev Event) error { got <- ev.Cursor; return nil })
+	const n = 200
+	for i := range n {
+		td.write(i)
+	}
+	td.memberHas(t, ctx, n-1)
+	for c := range uint64(n) {
+		if cur := <-got; cur != c+1 {
+			t.Fatalf("the subscriber got cursor %d, want %d", cur, c+1)
+		}
+	}
+	// Both have read all n, so the pass for the next lets them go.
+	td.write(n)
+	if cs, err := td.holds(n); err != nil || len(cs) != 1 || cs[0] != n+1 {
+		t.Fatalf("after %d the tail holds %v (%v), want only the newest, %d", n, cs, err, n+1)
+	}
+	if _, err := td.holds(n - 1); !errors.Is(err, tail.ErrFellOff) {
+		t.Fatalf("the tail still holds commit %d, which its readers read: %v", n, err)
+	}
+}
+
+// A subscriber that has not read on holds the tail for itself; once it
+// has, the next pass lets go of what it read.
+func TestATailWaitsForItsSlowestReader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	td := newTrimDoc(t, ctx)
+	first, held, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var last atomic.Uint64
+	go td.s.Subscribe(ctx, "d", 0, func(ev Event) error {
+		switch ev.Cursor {
+		case 1:
+			close(first)
+		case 5:
+			close(held)
+			<-release
+		}
+		last.Store(ev.Cursor)
+		return nil
+	})
+	// Once it has the first commit, it was among the hub's readers before
+	// the second was written.
+	td.write(0)
+	recv(t, ctx, first, "the subscriber's first commit")
+	const n = 100
+	for i := 1; i < n; i++ {
+		td.write(i)
+	}
+	recv(t, ctx, held, "the subscriber to reach cursor 5")
+	td.memberHas(t, ctx, n-1)
+	td.write(n)
+	if cs, err := td.holds(4); err != nil || len(cs) != n+1-4 {
+		t.Fatalf("with a subscriber at cursor 4 the tail holds %d commits after it (%v), want %d", len(cs), err, n+1-4)
+	}
+	close(release)
+	for last.Load() != n+1 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the subscriber stopped at %d", last.Load())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	td.memberHas(t, ctx, n)
+	td.write(n + 1)
+	if cs, err := td.holds(n + 1); err != nil || len(cs) != 1 {
+		t.Fatalf("once every reader read on, the tail holds %v (%v) after %d, want only %d", cs, err, n+1, n+2)
 	}
 }
