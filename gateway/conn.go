@@ -486,7 +486,7 @@ func (c *conn) pull() {
 		es, err := t.Read(ts.cursor, (*buf)[:0], pullBytes)
 		for err != nil {
 			// The hub may have moved it on since, and let those commits
-			// go (hub.wakeMembers trims what every member has read).
+			// go (hub.wakeMembers trims what every reader has read).
 			r := ts.read.Load()
 			if r <= ts.cursor {
 				break

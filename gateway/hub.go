@@ -1296,7 +1296,7 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 	if len(h.order) != len(h.members) {
 		h.pruneOrder() // order holds every member once, so only then has it gone ones
 	}
-	read := durable // what every member has read
+	read := durable // what every reader has read
 	for _, m := range h.order {
 		c := m.c
 		h.sendDue(c, m, durable)
