@@ -141,7 +141,10 @@ func TestATailWaitsForItsSlowestReader(t *testing.T) {
 			close(first)
 		case 5:
 			close(held)
-			<-release
+			select { // ctx too, so a failed test leaves no goroutine behind
+			case <-release:
+			case <-ctx.Done():
+			}
 		}
 		last.Store(ev.Cursor)
 		return nil
