@@ -33,9 +33,8 @@ type Event struct {
 	State    []byte // nil for an empty document
 	// Paths holds each delta's attach path from the root as the commit
 	// was applied (what the authority was shown); nil when the commit was
-	// read back from the store, whose records keep no paths, when no
-	// authority was asked, or when no subscriber followed the document
-	// as it landed (the hub keeps them only for a reader).
+	// read back from the store, whose records keep no paths, or when no
+	// authority was asked.
 	Paths [][]string
 }
 

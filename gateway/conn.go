@@ -478,21 +478,19 @@ func (c *conn) pull() {
 			continue
 		}
 		t := ts.hub.tail
-		if r := ts.read.Load(); r > ts.cursor {
-			// The hub moved it past a run of its own commits without
-			// waking it (hub.deliver): there is nothing there to send.
-			ts.cursor = r
-		}
-		es, err := t.Read(ts.cursor, (*buf)[:0], pullBytes)
-		for err != nil {
-			// The hub may have moved it on since, and let those commits
-			// go (hub.wakeMembers trims what every reader has read).
-			r := ts.read.Load()
-			if r <= ts.cursor {
-				break
+		var es []tail.Entry[tailItem]
+		var err error
+		for {
+			if r := ts.read.Load(); r > ts.cursor {
+				// The hub moved it past a run of its own commits without
+				// waking it (hub.deliver): there is nothing there to send,
+				// and the hub may have let them go (hub.wakeMembers).
+				ts.cursor = r
 			}
-			ts.cursor = r
 			es, err = t.Read(ts.cursor, (*buf)[:0], pullBytes)
+			if err == nil || ts.read.Load() <= ts.cursor {
+				break // read, or fell off where the hub did not move it
+			}
 		}
 		if err != nil {
 			ts.reading, ts.behind = false, false
