@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/weftgate/weftgate/gateway/admission"
@@ -117,6 +118,12 @@ type Config struct {
 	// append (decision 036).
 	FanoutMembers  int
 	FanoutInterval time.Duration
+	// FanoutChunk bounds the links one step of such a pass wakes; the
+	// next step comes once those have run, after the hub took what
+	// arrived meanwhile. Thousands woken at once filled the run queues,
+	// and a commit on its way in waited behind them all (decision 041).
+	// 0 means 64; negative wakes them all at once.
+	FanoutChunk int
 }
 
 // minPassWait: a shorter wait is none. Below it (under 100 links with the
@@ -161,6 +168,7 @@ const (
 	DefaultLostRaceWait          = 200 * time.Millisecond
 	DefaultFanoutMembers         = 2000
 	DefaultFanoutInterval        = 20 * time.Millisecond
+	DefaultFanoutChunk           = 64
 	// DefaultMaxCommitBytes is the largest commit that fits, whole, in one
 	// frame of DefaultMaxMessageBytes.
 	DefaultMaxCommitBytes = DefaultMaxMessageBytes - frameOverhead
@@ -211,6 +219,12 @@ func (c Config) withDefaults() Config {
 	defDur(&c.FanoutInterval, DefaultFanoutInterval)
 	if c.FanoutMembers == 0 {
 		c.FanoutMembers = DefaultFanoutMembers
+	}
+	switch {
+	case c.FanoutChunk == 0:
+		c.FanoutChunk = DefaultFanoutChunk
+	case c.FanoutChunk < 0:
+		c.FanoutChunk = math.MaxInt
 	}
 	if c.MaxOpensPerSecond == 0 {
 		c.MaxOpensPerSecond = DefaultMaxOpensPerSecond

@@ -63,11 +63,15 @@ type raceWaitMsg struct{}
 // wakeMsg: the delayed pass over many members is due (hub.deliver).
 type wakeMsg struct{}
 
+// wakeMoreMsg: the next chunk of a pass is due (hub.wakeSome).
+type wakeMoreMsg struct{}
+
 func (foreignMsg) hubMsg()     {}
 func (caughtUpMsg) hubMsg()    {}
 func (followRetryMsg) hubMsg() {}
 func (raceWaitMsg) hubMsg()    {}
 func (wakeMsg) hubMsg()        {}
+func (wakeMoreMsg) hubMsg()    {}
 
 // The wait before following again after the log failed (NATS away), from
 // the first to the longest; a record that arrives resets it.

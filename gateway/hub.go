@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -65,6 +66,12 @@ type hub struct {
 	race docsm.Race
 	// wakeDue: a delayed pass over the members is armed (deliver).
 	wakeDue bool
+	// A pass wakes its members wakeChunk at a time (wakeSome): wakeLeft
+	// are still due, the next from order[wakeAt] on; wakeHop says the
+	// next chunk's wakeMoreMsg is on its way.
+	wakeAt   int
+	wakeLeft int
+	wakeHop  bool
 	// A failed follow waits followBackoff before the next (followWaiting).
 	followWaiting bool
 	followBackoff time.Duration
@@ -130,6 +137,8 @@ type member struct {
 	// ordered: it is in hub.order (which keeps a member that left until
 	// the next pass), so joining again does not add it twice.
 	ordered bool
+	// due: a pass found it to wake, and its chunk has not come yet.
+	due bool
 }
 
 // tailItem is what the tail keeps with a commit: its origin as stored (a
@@ -1301,7 +1310,7 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 			c.endSlow()
 			continue
 		}
-		c.wakeTopic(m.ts)
+		h.markDue(m)
 	}
 	for sub := range h.subs {
 		read = min(read, sub.read.Load())
@@ -1309,18 +1318,76 @@ func (h *hub) wakeMembers(prev uint64, own *conn) {
 	// What every reader has read is let go, so a document whose readers
 	// keep up holds a pass's commits, not the tail's bounds.
 	h.tail.Trim(read)
+	if !h.wakeHop {
+		h.wakeSome()
+	}
+}
+
+// markDue puts m in the pass's steps still to come (wakeSome).
+func (h *hub) markDue(m *member) {
+	if !m.due {
+		m.due = true
+		h.wakeLeft++
+	}
+}
+
+// wakeSome wakes the next Config.FanoutChunk due members, in order from
+// where the last step stopped, so each gets its turn however often passes
+// come. Woken all at once, thousands of links filled the run queues, and
+// the goroutines a commit needs on its way in (the writer's reader, this
+// hub, the store's writer after its sync) waited behind every one of them
+// (decision 041). When more are due, the next step is an input posted once
+// the woken links have run: this hub takes what arrived meanwhile first.
+func (h *hub) wakeSome() {
+	seen := 0
+	for n := 0; h.wakeLeft > 0 && n < h.srv.cfg.FanoutChunk && seen < len(h.order); seen++ {
+		if h.wakeAt >= len(h.order) {
+			h.wakeAt = 0
+		}
+		m := h.order[h.wakeAt]
+		h.wakeAt++
+		if !m.due {
+			continue
+		}
+		m.due = false
+		h.wakeLeft--
+		if h.members[m.c] != m || m.owed.Wanted() {
+			continue // left, or now waits for a state, since its pass
+		}
+		m.c.wakeTopic(m.ts)
+		n++
+	}
+	if seen == len(h.order) {
+		h.wakeLeft = 0 // round the whole order: none is due any more
+	}
+	if h.wakeLeft > 0 {
+		h.wakeHop = true
+		go func() {
+			// Behind the links just woken, on this processor's queue.
+			runtime.Gosched()
+			h.post(wakeMoreMsg{})
+		}()
+	}
 }
 
 // pruneOrder drops from order the members that left.
 func (h *hub) pruneOrder() {
-	keep := h.order[:0]
-	for _, m := range h.order {
+	keep, at := h.order[:0], 0
+	for i, m := range h.order {
 		if h.members[m.c] == m {
 			keep = append(keep, m)
 		} else {
 			m.ordered = false
+			if m.due {
+				m.due = false
+				h.wakeLeft--
+			}
+		}
+		if i < h.wakeAt {
+			at = len(keep)
 		}
 	}
+	h.wakeAt = at
 	clear(h.order[len(keep):])
 	h.order = keep
 }

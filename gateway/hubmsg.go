@@ -217,6 +217,9 @@ func (h *hub) handle(m hubMsg) {
 	case wakeMsg:
 		h.wakeDue = false
 		h.wakeMembers(0, nil)
+	case wakeMoreMsg:
+		h.wakeHop = false
+		h.wakeSome()
 	default:
 		panic("gateway: a hub got an input outside its set")
 	}

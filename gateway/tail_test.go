@@ -117,11 +117,18 @@ func TestFallingOffTheTailIsSlowConsumer(t *testing.T) {
 // writes as fast as it can: each gets its state first, then every commit
 // after it exactly once, in order.
 // A second run wakes the links once per interval (as a document with
-// thousands of links does).
+// thousands of links does), and two more wake them in chunks of a few, as
+// a document of more than FanoutChunk links does (decision 041).
 func TestManyLinksGetEveryCommitOnceInOrder(t *testing.T) {
 	t.Run("woken per append", func(t *testing.T) { testManyLinks(t, gateway.Config{FanoutMembers: -1}) })
 	t.Run("woken per interval", func(t *testing.T) {
 		testManyLinks(t, gateway.Config{FanoutMembers: 2, FanoutInterval: 5 * time.Millisecond})
+	})
+	t.Run("woken per append in chunks", func(t *testing.T) {
+		testManyLinks(t, gateway.Config{FanoutMembers: -1, FanoutChunk: 5})
+	})
+	t.Run("woken per interval in chunks", func(t *testing.T) {
+		testManyLinks(t, gateway.Config{FanoutMembers: 2, FanoutInterval: 5 * time.Millisecond, FanoutChunk: 5})
 	})
 }
 

@@ -73,6 +73,7 @@ type settings struct {
 	TailCommits           int
 	FanoutMembers         int
 	FanoutInterval        time.Duration
+	FanoutChunk           int
 	MaxFramesInFlight     int
 	MaxTopicsPerLink      int
 	MaxPendingPerDocument int
@@ -176,6 +177,7 @@ func bindFlags(fs *flag.FlagSet, s *settings) {
 	num(&s.TailCommits, "tail-commits", gateway.DefaultTailCommits, "durable commits each document keeps in memory for its links and subscribers to read; a link that falls further behind is ended with slow-consumer")
 	num(&s.FanoutMembers, "fanout-members", gateway.DefaultFanoutMembers, "a document with at least this many links wakes them once per -fanout-interval rather than after every append, so each write to a link carries every commit of that span; a smaller one waits in proportion to its links (10µs a link by default), none under 1ms (0: always after every append)")
 	dur(&s.FanoutInterval, "fanout-interval", gateway.DefaultFanoutInterval, "how often a document with -fanout-members links or more wakes them; a smaller one, in proportion")
+	num(&s.FanoutChunk, "fanout-chunk", gateway.DefaultFanoutChunk, "a document wakes its links this many at a time, the next ones once those have run, so a commit on its way in does not wait behind thousands of woken links (0: all at once)")
 	num(&s.MaxFramesInFlight, "max-frames-in-flight", 64, "commits frames one connection may have waiting for verdicts before reading pauses")
 	num(&s.MaxTopicsPerLink, "max-topics-per-link", 1024, "topics (open documents) on one link")
 	num(&s.MaxDocuments, "max-documents", gateway.DefaultMaxDocuments, "documents in memory at once; an open past it gets the fault too-many-documents")

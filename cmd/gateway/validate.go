@@ -106,6 +106,7 @@ func (p *parsed) validate() (*resolved, error) {
 		{"max-pending-bytes", int64(s.MaxPendingBytes), false},
 		{"tail-commits", int64(s.TailCommits), false},
 		{"fanout-members", int64(s.FanoutMembers), true},
+		{"fanout-chunk", int64(s.FanoutChunk), true},
 		{"max-frames-in-flight", int64(s.MaxFramesInFlight), false},
 		{"max-topics-per-link", int64(s.MaxTopicsPerLink), false},
 		{"max-pending-per-document", int64(s.MaxPendingPerDocument), false},

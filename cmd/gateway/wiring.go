@@ -64,6 +64,7 @@ func (s *settings) gateway(st store.Store, auth gateway.Authority, log *slog.Log
 		TailCommits:           s.TailCommits,
 		FanoutMembers:         cmp.Or(s.FanoutMembers, -1), // the flag's 0 is "off"
 		FanoutInterval:        s.FanoutInterval,
+		FanoutChunk:           cmp.Or(s.FanoutChunk, -1), // the flag's 0 is "all at once"
 		MaxFramesInFlight:     s.MaxFramesInFlight,
 		MaxTopicsPerLink:      s.MaxTopicsPerLink,
 		MaxPendingPerDocument: s.MaxPendingPerDocument,
