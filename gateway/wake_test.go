@@ -66,15 +66,23 @@ func wantWoken(t *testing.T, ms []*member, want ...int) {
 	}
 }
 
-// Issue 18: a pass wakes its links a chunk at a time, each step posted to
-// the hub, until every due link is woken once.
-func TestAPassWakesItsLinksAChunkAtATime(t *testing.T) {
+// firstStep is a hub of ten members, a pass over them, and its first
+// step, which woke the first chunk of four.
+func firstStep(t *testing.T) (*hub, []*member) {
+	t.Helper()
 	h, ms := wakeHub(t, 10, 4)
 	for _, m := range ms {
 		h.markDue(m)
 	}
 	h.wakeSome()
 	wantWoken(t, ms, 0, 1, 2, 3)
+	return h, ms
+}
+
+// Issue 18: a pass wakes its links a chunk at a time, each step posted to
+// the hub, until every due link is woken once.
+func TestAPassWakesItsLinksAChunkAtATime(t *testing.T) {
+	h, ms := firstStep(t)
 	nextStep(t, h)
 	wantWoken(t, ms, 4, 5, 6, 7)
 	nextStep(t, h)
@@ -88,12 +96,7 @@ func TestAPassWakesItsLinksAChunkAtATime(t *testing.T) {
 // that one stopped: starting again from the first link would leave the
 // last ones waiting as long as passes come faster than the steps.
 func TestAPassGoesOnWhereTheLastStopped(t *testing.T) {
-	h, ms := wakeHub(t, 10, 4)
-	for _, m := range ms {
-		h.markDue(m)
-	}
-	h.wakeSome()
-	wantWoken(t, ms, 0, 1, 2, 3)
+	h, ms := firstStep(t)
 	for _, m := range ms { // the next pass, before the next step
 		h.markDue(m)
 	}
@@ -111,12 +114,7 @@ func TestAPassGoesOnWhereTheLastStopped(t *testing.T) {
 // Members that leave between steps are not woken, and dropping them from
 // the order keeps the place of the next step and the count still due.
 func TestStepsSkipMembersThatLeft(t *testing.T) {
-	h, ms := wakeHub(t, 10, 4)
-	for _, m := range ms {
-		h.markDue(m)
-	}
-	h.wakeSome()
-	wantWoken(t, ms, 0, 1, 2, 3)
+	h, ms := firstStep(t)
 	delete(h.members, ms[2].c)
 	delete(h.members, ms[5].c)
 	h.pruneOrder()
