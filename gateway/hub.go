@@ -66,9 +66,9 @@ type hub struct {
 	race docsm.Race
 	// wakeDue: a delayed pass over the members is armed (deliver).
 	wakeDue bool
-	// A pass wakes its members wakeChunk at a time (wakeSome): wakeLeft
-	// are still due, the next from order[wakeAt] on; wakeHop says the
-	// next chunk's wakeMoreMsg is on its way.
+	// A pass wakes its members Config.FanoutChunk at a time (wakeSome):
+	// wakeLeft are still due, the next from order[wakeAt] on; wakeHop
+	// says the next step's wakeMoreMsg is on its way.
 	wakeAt   int
 	wakeLeft int
 	wakeHop  bool
