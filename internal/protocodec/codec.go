@@ -122,13 +122,19 @@ var (
 	ErrTooDeep = errors.New("messages nest too deeply")
 	// ErrFieldNumber is a field number past the largest protobuf allows.
 	ErrFieldNumber = errors.New("a field number is out of range")
+	// ErrWireType is a known field sent with a wire type other than its
+	// own. protobuf-go keeps it as an unknown field; no conforming sender
+	// makes one, and the generated code would misread it in a map entry.
+	ErrWireType = errors.New("a field has the wrong wire type")
 	// ErrTooLarge is a message past Codec.MaxBytes for its type.
 	ErrTooLarge = errors.New("the message is larger than its type allows")
 )
 
 // check walks b as a message of t's type, as protobuf-go's decoder would:
-// the wire format, field numbers, nesting and UTF-8. Scalars are only
-// skipped; the generated code decodes (and so checks) them after.
+// the wire format, field numbers, nesting and UTF-8, and each known field's
+// wire type. Scalars are only skipped; the generated code decodes them
+// after. It does not bound a scalar by its field's end, nor check a map
+// entry's wire types, so check does both for it.
 func check(b []byte, t *table, depth int) error {
 	if depth > maxDepth {
 		return ErrTooDeep
@@ -142,7 +148,11 @@ func check(b []byte, t *table, depth int) error {
 			return ErrFieldNumber
 		}
 		b = b[n:]
+		f := t.field(num)
 		if typ != protowire.BytesType {
+			if f != nil && typ != f.wire {
+				return fmt.Errorf("field %s: %w", f.name, ErrWireType)
+			}
 			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
 				return protowire.ParseError(n)
 			}
@@ -154,16 +164,33 @@ func check(b []byte, t *table, depth int) error {
 			return protowire.ParseError(n)
 		}
 		b = b[n:]
-		f := t.field(num)
 		switch {
 		case f == nil:
+		case f.packed:
+			if err := checkPacked(v, f.wire); err != nil {
+				return fmt.Errorf("field %s: %w", f.name, err)
+			}
+		case f.wire != protowire.BytesType:
+			return fmt.Errorf("field %s: %w", f.name, ErrWireType)
 		case f.child != nil:
 			if err := check(v, f.child, depth+1); err != nil {
 				return err
 			}
-		case !utf8.Valid(v):
+		case f.utf8 && !utf8.Valid(v):
 			return fmt.Errorf("field %s: %w", f.name, ErrInvalidUTF8)
 		}
+	}
+	return nil
+}
+
+// checkPacked checks that v is whole values of wire type typ, end to end.
+func checkPacked(v []byte, typ protowire.Type) error {
+	for len(v) > 0 {
+		n := protowire.ConsumeFieldValue(1, typ, v)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		v = v[n:]
 	}
 	return nil
 }

@@ -178,3 +178,63 @@ func TestOtherMessagesUseGRPCsCodec(t *testing.T) {
 		t.Fatal("the codec's name is not the proto codec's: the content type would change")
 	}
 }
+
+// The generated code reads a map entry's key and value whatever their wire
+// type, so a value sent as a varint was read as a length and the bytes after
+// it, where protobuf-go skips it: the codec refuses a known field with a
+// wire type not its own. (Found by FuzzUnmarshal in CI.)
+func TestWrongWireTypeIsRefused(t *testing.T) {
+	entry := protowire.AppendTag(nil, 1, protowire.BytesType)
+	entry = protowire.AppendString(entry, "k")
+	entry = protowire.AppendTag(entry, 2, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 4)
+	entry = append(entry, "0000"...) // field 6, varint 48, twice: unknown
+	b := protowire.AppendBytes(protowire.AppendTag(nil, 4, protowire.BytesType), entry)
+
+	var want v1.Identity
+	if err := proto.Unmarshal(b, &want); err != nil || want.Claims["k"] != "" {
+		t.Fatalf("protobuf-go read %v, %v; the case proves nothing", &want, err)
+	}
+	var vt v1.Identity
+	if err := vt.UnmarshalVT(b); err != nil || vt.Claims["k"] != "0000" {
+		t.Fatalf("the generated code read %v, %v; the case proves nothing", &vt, err)
+	}
+	err := Codec{}.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &v1.Identity{})
+	if !errors.Is(err, ErrWireType) {
+		t.Fatalf("got %v, want ErrWireType", err)
+	}
+}
+
+// The generated code reads a packed run's last varint past the run's end
+// and into the next field; protobuf-go refuses the message, and so does the
+// codec. (Found by FuzzUnmarshal.)
+func TestPackedRunEndsWithItsField(t *testing.T) {
+	run := protowire.AppendVarint(nil, 5)
+	run = append(run, 0xe9) // a varint cut off at the run's end
+	w := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), run)
+	// Read whole, the bytes after the run are an unknown fixed64 (field
+	// 781); read from the second, they end the varint and are four
+	// unknown varints (field 6).
+	w = append(w, 0xe9, 0x30)
+	w = append(w, "00000000"...)
+	b := protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), w)
+
+	if err := proto.Unmarshal(b, &v1.AuthorityResponse{}); err == nil {
+		t.Fatal("protobuf-go read it; the case proves nothing")
+	}
+	if err := new(v1.AuthorityResponse).UnmarshalVT(b); err != nil {
+		t.Fatalf("the generated code refused it (%v); the case proves nothing", err)
+	}
+	err := Codec{}.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &v1.AuthorityResponse{})
+	if err == nil {
+		t.Fatal("the codec read it")
+	}
+
+	// A run of whole values is read as protobuf-go reads it.
+	m := &v1.AuthorityResponse{Message: &v1.AuthorityResponse_Withdrawn{Withdrawn: &v1.Withdrawn{QuestionIds: []uint64{1, 300, 1 << 40}}}}
+	good, _ := proto.Marshal(m)
+	got := &v1.AuthorityResponse{}
+	if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(good)}, got); err != nil || !proto.Equal(got, m) {
+		t.Fatalf("got %v, %v; want %v", got, err, m)
+	}
+}

@@ -6,9 +6,11 @@
 // The generated code does not check what protobuf-go checks, so the codec
 // walks the bytes against the message's descriptor both ways, on the way in
 // before decoding and on the way out after encoding: every string field must
-// be UTF-8, nesting stays within protobuf-go's recursion limit, and field
-// numbers and the wire format must be valid. A message that fails is
-// refused, as protobuf-go would refuse it.
+// be UTF-8, nesting stays within protobuf-go's recursion limit, field
+// numbers and the wire format must be valid, a packed run must end with its
+// field, and a known field must come with its own wire type (protobuf-go
+// would keep it as unknown; the generated code misreads it in a map entry).
+// A message that fails is refused.
 //
 // It is not a general protobuf codec: it trusts that the generated code and
 // the descriptors are of the same .proto files, which buf generate ensures.

@@ -7,17 +7,20 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// A table is what check needs of one message type: its string and message
-// fields, by number.
+// A table is what check needs of one message type: its fields, by number.
 type table struct {
 	dense  []*field // by field number, below denseMax
 	sparse map[protowire.Number]*field
 }
 
-// A field is a string field (child nil) or a message field.
+// A field is one field of a message: the wire type of one value, and what
+// check walks inside it.
 type field struct {
-	name  protoreflect.FullName
-	child *table
+	name   protoreflect.FullName
+	wire   protowire.Type
+	packed bool   // a repeated scalar, which may also come as one packed run
+	utf8   bool   // a string
+	child  *table // a message
 }
 
 const denseMax = 64
@@ -51,14 +54,22 @@ func build(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*ta
 	fs := md.Fields()
 	for i := range fs.Len() {
 		fd := fs.Get(i)
-		f := &field{name: fd.FullName()}
+		f := &field{name: fd.FullName(), wire: protowire.VarintType}
 		switch fd.Kind() {
 		case protoreflect.StringKind:
+			f.wire, f.utf8 = protowire.BytesType, true
+		case protoreflect.BytesKind:
+			f.wire = protowire.BytesType
 		case protoreflect.MessageKind:
-			f.child = build(fd.Message(), seen)
-		default:
-			continue
+			f.wire, f.child = protowire.BytesType, build(fd.Message(), seen)
+		case protoreflect.GroupKind:
+			continue // not in proto3: check skips it as unknown
+		case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+			f.wire = protowire.Fixed32Type
+		case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+			f.wire = protowire.Fixed64Type
 		}
+		f.packed = fd.IsList() && f.wire != protowire.BytesType
 		if n := int(fd.Number()); n < denseMax {
 			for len(t.dense) <= n {
 				t.dense = append(t.dense, nil)
