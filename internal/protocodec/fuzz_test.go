@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 )
@@ -19,7 +20,11 @@ import (
 // unknown fields are compared by their content. And the generated code of
 // the well-known types drops their unknown fields.)
 func FuzzUnmarshal(f *testing.F) {
-	for _, m := range []proto.Message{questions("doc", "w"), answers("why"), &v1.Identity{Claims: map[string]string{"a": "b"}}} {
+	if len(apiMessages) < 2 {
+		f.Fatalf("%d API messages with generated code; the fuzzing proves nothing", len(apiMessages))
+	}
+	for _, m := range []proto.Message{questions("doc", "w"), answers("why"), &v1.Identity{Claims: map[string]string{"a": "b"}},
+		&v1.SubscribeRequest{Target: &v1.SubscribeRequest_Pattern{Pattern: &v1.Pattern{Match: &v1.Pattern_Prefix{Prefix: "a/"}}}, Resume: map[string]uint64{"d": 300}}} {
 		b, err := proto.Marshal(m)
 		if err != nil {
 			f.Fatal(err)
@@ -27,7 +32,7 @@ func FuzzUnmarshal(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, m := range []proto.Message{&v1.AuthorityRequest{}, &v1.AuthorityResponse{}} {
+		for _, m := range apiMessages {
 			want := m.ProtoReflect().New().Interface()
 			werr := proto.Unmarshal(b, want)
 			got := m.ProtoReflect().New().Interface()
@@ -41,6 +46,20 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// apiMessages is every message of the API with generated code: what a
+// client or backend may send the gateway, and what it sends them.
+var apiMessages = func() []proto.Message {
+	var ms []proto.Message
+	protoregistry.GlobalTypes.RangeMessages(func(mt protoreflect.MessageType) bool {
+		m := mt.New().Interface()
+		if _, ok := m.(vtMessage); ok && mt.Descriptor().ParentFile().Package() == "weftgate.v1" {
+			ms = append(ms, m)
+		}
+		return true
+	})
+	return ms
+}()
 
 // canonical writes the tags of m's unknown fields, and those of every
 // message in it, in their shortest form, and drops those of well-known
