@@ -133,8 +133,8 @@ var (
 // check walks b as a message of t's type, as protobuf-go's decoder would:
 // the wire format, field numbers, nesting and UTF-8, and each known field's
 // wire type. Scalars are only skipped; the generated code decodes them
-// after. It does not bound a scalar by its field's end, nor check a map
-// entry's wire types, so check does both for it.
+// after. That code reads a packed run's last value past the run's end and
+// a map entry's fields whatever their wire type, so check refuses both.
 func check(b []byte, t *table, depth int) error {
 	if depth > maxDepth {
 		return ErrTooDeep
