@@ -126,6 +126,10 @@ var (
 	// own. protobuf-go keeps it as an unknown field; no conforming sender
 	// makes one, and the generated code would misread it in a map entry.
 	ErrWireType = errors.New("a field has the wrong wire type")
+	// ErrMapEntry is a map entry that holds its key or its value twice.
+	// protobuf-go takes the last; no conforming sender makes one, and the
+	// generated code ORs two varints together.
+	ErrMapEntry = errors.New("a map entry repeats its key or value")
 	// ErrTooLarge is a message past Codec.MaxBytes for its type.
 	ErrTooLarge = errors.New("the message is larger than its type allows")
 )
@@ -133,12 +137,14 @@ var (
 // check walks b as a message of t's type, as protobuf-go's decoder would:
 // the wire format, field numbers, nesting and UTF-8, and each known field's
 // wire type. Scalars are only skipped; the generated code decodes them
-// after. That code reads a packed run's last value past the run's end and
-// a map entry's fields whatever their wire type, so check refuses both.
+// after. That code reads a packed run's last value past the run's end, a
+// map entry's fields whatever their wire type, and a map entry's varint
+// sent twice as the two ORed together, so check refuses all three.
 func check(b []byte, t *table, depth int) error {
 	if depth > maxDepth {
 		return ErrTooDeep
 	}
+	var keyed, valued bool // a map entry's fields seen
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -149,6 +155,16 @@ func check(b []byte, t *table, depth int) error {
 		}
 		b = b[n:]
 		f := t.field(num)
+		if t.entry && f != nil {
+			seen := &keyed
+			if num == 2 {
+				seen = &valued
+			}
+			if *seen {
+				return fmt.Errorf("field %s: %w", f.name, ErrMapEntry)
+			}
+			*seen = true
+		}
 		if typ != protowire.BytesType {
 			if f != nil && typ != f.wire {
 				return fmt.Errorf("field %s: %w", f.name, ErrWireType)

@@ -238,3 +238,37 @@ func TestPackedRunEndsWithItsField(t *testing.T) {
 		t.Fatalf("got %v, %v; want %v", got, err, m)
 	}
 }
+
+// The generated code ORs a map entry's varint value sent twice into one,
+// where protobuf-go takes the last: the codec refuses an entry that holds
+// its key or value twice. (Found by FuzzUnmarshal.)
+func TestMapEntryTwiceIsRefused(t *testing.T) {
+	entry := protowire.AppendTag(nil, 2, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 48)
+	entry = protowire.AppendTag(entry, 2, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 65)
+	b := protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), entry)
+
+	var want v1.SubscribeRequest
+	if err := proto.Unmarshal(b, &want); err != nil || want.Resume[""] != 65 {
+		t.Fatalf("protobuf-go read %v, %v; the case proves nothing", &want, err)
+	}
+	var vt v1.SubscribeRequest
+	if err := vt.UnmarshalVT(b); err != nil || vt.Resume[""] != 48|65 {
+		t.Fatalf("the generated code read %v, %v; the case proves nothing", &vt, err)
+	}
+	err := Codec{}.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &v1.SubscribeRequest{})
+	if !errors.Is(err, ErrMapEntry) {
+		t.Fatalf("got %v, want ErrMapEntry", err)
+	}
+	// One key and one value, in either order, is read.
+	entry = protowire.AppendTag(nil, 2, protowire.VarintType)
+	entry = protowire.AppendVarint(entry, 7)
+	entry = protowire.AppendTag(entry, 1, protowire.BytesType)
+	entry = protowire.AppendString(entry, "d")
+	b = protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), entry)
+	got := &v1.SubscribeRequest{}
+	if err := (Codec{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, got); err != nil || got.Resume["d"] != 7 {
+		t.Fatalf("got %v, %v; want resume d: 7", got, err)
+	}
+}

@@ -8,9 +8,10 @@
 // before decoding and on the way out after encoding: every string field must
 // be UTF-8, nesting stays within protobuf-go's recursion limit, field
 // numbers and the wire format must be valid, a packed run must end with its
-// field, and a known field must come with its own wire type (protobuf-go
-// would keep it as unknown; the generated code misreads it in a map entry).
-// A message that fails is refused.
+// field, a known field must come with its own wire type (protobuf-go would
+// keep it as unknown; the generated code misreads it in a map entry), and a
+// map entry holds its key and value once each (the generated code ORs a
+// varint sent twice). A message that fails is refused.
 //
 // It is not a general protobuf codec: it trusts that the generated code and
 // the descriptors are of the same .proto files, which buf generate ensures.

@@ -15,7 +15,8 @@ import (
 // The codec is never more lenient than protobuf-go, and when both read a
 // message they read the same one. (It may be stricter: it refuses a known
 // field with the wrong wire type, which protobuf-go keeps as an unknown
-// field; no conforming sender makes one. And it keeps an
+// field, and a map entry's field sent twice, of which protobuf-go takes the
+// last; no conforming sender makes either. And it keeps an
 // unknown field's tag as sent where protobuf-go writes it shortest, so
 // unknown fields are compared by their content. And the generated code of
 // the well-known types drops their unknown fields.)

@@ -11,6 +11,7 @@ import (
 type table struct {
 	dense  []*field // by field number, below denseMax
 	sparse map[protowire.Number]*field
+	entry  bool // a map entry: key 1, value 2
 }
 
 // A field is one field of a message: the wire type of one value, and what
@@ -49,7 +50,7 @@ func build(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]*ta
 	if t, ok := seen[md.FullName()]; ok {
 		return t
 	}
-	t := &table{}
+	t := &table{entry: md.IsMapEntry()}
 	seen[md.FullName()] = t
 	fs := md.Fields()
 	for i := range fs.Len() {
