@@ -119,10 +119,10 @@ type Config struct {
 	FanoutMembers  int
 	FanoutInterval time.Duration
 	// FanoutChunk bounds the links one step of a pass (per append or per
-	// interval) wakes; the next step comes once those have run, after the hub took what
-	// arrived meanwhile. Thousands woken at once filled the run queues,
-	// and a commit on its way in waited behind them all (decision 041).
-	// 0 means 64; negative wakes them all at once.
+	// interval) wakes; the next step comes once those have run, after the
+	// hub took what arrived meanwhile. Thousands woken at once filled the
+	// run queues, and a commit on its way in waited behind them all
+	// (decision 041). 0 means 64; negative wakes them all at once.
 	FanoutChunk int
 }
 

@@ -144,7 +144,7 @@ func check(b []byte, t *table, depth int) error {
 	if depth > maxDepth {
 		return ErrTooDeep
 	}
-	var keyed, valued bool // a map entry's fields seen
+	var once uint8 // a map entry's fields seen, by bit: 1<<1 key, 1<<2 value
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -156,14 +156,10 @@ func check(b []byte, t *table, depth int) error {
 		b = b[n:]
 		f := t.field(num)
 		if t.entry && f != nil {
-			seen := &keyed
-			if num == 2 {
-				seen = &valued
-			}
-			if *seen {
+			if once&(1<<num) != 0 {
 				return fmt.Errorf("field %s: %w", f.name, ErrMapEntry)
 			}
-			*seen = true
+			once |= 1 << num
 		}
 		if typ != protowire.BytesType {
 			if f != nil && typ != f.wire {
