@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/gateway/admission"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"github.com/weftgate/weftgate/internal/pbconv"
 	"github.com/weftgate/weftgate/protocol"
@@ -121,7 +122,7 @@ func (s *Server) MayOpen(req gateway.OpenRequest, reply func(error)) {
 	q := func() *v1.Question {
 		mq := &v1.MayOpenQuestion{
 			Document: name,
-			Peer:     &v1.Peer{Identity: identityToProto(req.Identity), RemoteAddr: req.RemoteAddr, ConnectionId: linkID(req.Link)},
+			Peer:     peerToProto(req.Identity, req.RemoteAddr, req.Link),
 			Exists:   req.Exists,
 			Want:     req.Want,
 		}
@@ -169,8 +170,9 @@ func reasonError(r frame.Reason) error {
 	return &protocol.Error{Reason: protocol.Reason(r.Code), Message: r.Message, Path: r.Path, Offset: -1}
 }
 
-// linkID is a connection's number ("c7" is 7; 0 when unknown).
-func linkID(link string) uint64 {
+// peerToProto is a link's Peer: its identity, address and connection
+// number ("c7" is 7; 0 when unknown).
+func peerToProto(id admission.Identity, addr, link string) *v1.Peer {
 	n, _ := connectionID(link)
-	return n
+	return &v1.Peer{Identity: identityToProto(id), RemoteAddr: addr, ConnectionId: n}
 }

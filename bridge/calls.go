@@ -32,7 +32,7 @@ func (s *Server) Call(ctx context.Context, c requests.Call, progress func(json.R
 		return &v1.Question{Kind: &v1.Question_Call{Call: &v1.CallQuestion{
 			Name:      c.Name,
 			ArgsJson:  string(c.Args),
-			Peer:      &v1.Peer{Identity: identityToProto(c.Identity)},
+			Peer:      peerToProto(c.Identity, c.RemoteAddr, c.Link),
 			RequestId: c.ID,
 		}}}
 	}

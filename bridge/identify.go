@@ -95,7 +95,7 @@ func (s *Server) identifyFallback(path string, fb fallback) (admission.Identity,
 
 // handshakeOf is the request as an identify authority sees it.
 func handshakeOf(p admission.Peer) *v1.Handshake {
-	h := &v1.Handshake{RemoteAddr: p.Addr}
+	h := &v1.Handshake{RemoteAddr: p.Addr, ConnectionId: p.Conn}
 	if p.URL != nil {
 		h.Path, h.RawQuery, h.Host = p.URL.Path, p.URL.RawQuery, p.URL.Host
 	}

@@ -170,5 +170,5 @@ func TestCallProgressRestartsTimeout(t *testing.T) {
 }
 
 func callOf(name string) requests.Call {
-	return requests.Call{ID: 1, Name: name, Args: []byte("null"), Identity: admission.Identity{Anonymous: true}}
+	return requests.Call{ID: 1, Name: name, Args: []byte("null"), Caller: requests.Caller{Identity: admission.Identity{Anonymous: true}}}
 }

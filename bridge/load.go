@@ -15,9 +15,14 @@ import (
 // authority-timeout error whatever the policy, since "not found" could let
 // a peer create a second document under the name. The answer's cursor is
 // where the gateway's numbering of the document's commits continues.
-func (s *Server) Load(ctx context.Context, name string) (gateway.Loaded, bool, error) {
+func (s *Server) Load(ctx context.Context, req gateway.LoadRequest) (gateway.Loaded, bool, error) {
+	name := req.Document
 	q := func() *v1.Question {
-		return &v1.Question{Kind: &v1.Question_Load{Load: &v1.LoadQuestion{Document: name}}}
+		lq := &v1.LoadQuestion{Document: name}
+		if o := req.Opener; o != nil {
+			lq.Peer = peerToProto(o.Identity, o.RemoteAddr, o.ID)
+		}
+		return &v1.Question{Kind: &v1.Question_Load{Load: lq}}
 	}
 	type result struct {
 		doc gateway.Loaded

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/weftgate/weftgate/bridge"
 	v1 "github.com/weftgate/weftgate/gen/weftgate/v1"
 	"github.com/weftgate/weftgate/peer"
+	"github.com/weftgate/weftgate/protocol/frame"
 )
 
 // An identify authority refusing a peer makes its handshake fail with 401
@@ -190,5 +192,74 @@ func TestHelloFirst(t *testing.T) {
 	<-b.done
 	if status.Code(b.err) != codes.InvalidArgument {
 		t.Fatalf("second Hello: %v", b.err)
+	}
+}
+
+// Every question about one connection names it alike: the identify
+// question's handshake carries the connection id the peer then has, and
+// the load its open needs and the calls it makes carry that id, its
+// address and the identity the identify answer gave.
+func TestQuestionsNameTheConnection(t *testing.T) {
+	e := startEnv(t, envOpts{})
+	a := openBackend(t, e, "auth", 0)
+	a.mustClaim(1, prefix("/"), 0, kIdentify)
+	a.mustClaim(2, prefix(""), 0, kLoad)
+	a.mustClaim(3, exact("who"), 0, kCall)
+	asked := make(chan *v1.Question, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a.serveAccept(ctx, func(q *v1.Question) *v1.Answer {
+		asked <- q
+		switch {
+		case q.GetIdentify() != nil:
+			return &v1.Answer{QuestionId: q.Id, Kind: &v1.Answer_Identify{Identify: &v1.IdentifyAnswer{Admitted: true, Identity: &v1.Identity{Id: "ann"}}}}
+		case q.GetLoad() != nil:
+			return &v1.Answer{QuestionId: q.Id, Kind: &v1.Answer_Load{Load: &v1.LoadAnswer{}}}
+		}
+		return &v1.Answer{QuestionId: q.Id, Kind: &v1.Answer_Call{Call: &v1.CallAnswer{Outcome: &v1.CallAnswer_ResultJson{ResultJson: `"ok"`}}}}
+	})
+	ws, _, err := websocket.Dial(ctxT(t), e.ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	open, err := frame.Encode(frame.Frame{Kind: frame.Open, Topic: 1, Name: "doc", Want: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctxT(t), websocket.MessageBinary, open); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Write(ctxT(t), websocket.MessageText, []byte(`{"id":1,"name":"who"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := readText(t, ws); got != `{"id":1,"result":"ok"}` {
+		t.Fatalf("call answered %s", got)
+	}
+	var hs *v1.Handshake
+	var peers []*v1.Peer
+	for hs == nil || len(peers) < 2 {
+		select {
+		case q := <-asked:
+			switch {
+			case q.GetIdentify() != nil:
+				hs = q.GetIdentify().GetHandshake()
+			case q.GetLoad() != nil:
+				peers = append(peers, q.GetLoad().GetPeer())
+			case q.GetCall() != nil:
+				peers = append(peers, q.GetCall().GetPeer())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("asked identify %v, then %d of load and call", hs, len(peers))
+		}
+	}
+	links := e.gw.Status(ctxT(t)).Links
+	if len(links) != 1 || hs.GetConnectionId() == 0 || links[0].ID != "c"+strconv.FormatUint(hs.GetConnectionId(), 10) {
+		t.Fatalf("handshake named connection %d, the gateway has links %+v", hs.GetConnectionId(), links)
+	}
+	for _, p := range peers {
+		if p.GetConnectionId() != hs.GetConnectionId() || p.GetRemoteAddr() != "127.0.0.1" || p.GetIdentity().GetId() != "ann" {
+			t.Fatalf("peer %v: want connection %d, address 127.0.0.1 and identity ann", p, hs.GetConnectionId())
+		}
 	}
 }

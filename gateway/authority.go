@@ -77,7 +77,16 @@ type Authority interface {
 // Loader produces a document the gateway does not hold (a backend's load).
 // It returns ok=false when nobody holds it.
 type Loader interface {
-	Load(ctx context.Context, name string) (doc Loaded, ok bool, err error)
+	Load(ctx context.Context, req LoadRequest) (doc Loaded, ok bool, err error)
+}
+
+// LoadRequest names the document a Loader is asked for.
+type LoadRequest struct {
+	Document string
+	// Opener is the link whose open needs the document (Kind "link"); nil
+	// when an API call or a subscriber does. Opens that come while the
+	// load is under way wait for the same answer and are not named.
+	Opener *Origin
 }
 
 // Loaded is a document a Loader produced.

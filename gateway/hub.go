@@ -615,7 +615,7 @@ func (h *hub) openDecided(o openMsg, err error) {
 		// Ask a backend for the document before minting one; a failed
 		// load declines the open rather than let the peer mint a second
 		// document under the name.
-		h.withLoaded(func(err error) { h.openDecided(o, err) })
+		h.withLoaded(&c.origin, func(err error) { h.openDecided(o, err) })
 		return
 	}
 	if peerRoot == nil {
@@ -727,8 +727,9 @@ func (h *hub) mayLoad() bool {
 // withLoaded runs fn once a backend Loader, when there is one to ask, has
 // answered for the document, with the load's error (nil when the document
 // was loaded or the backend does not have it either); work that arrives
-// meanwhile waits for the same answer.
-func (h *hub) withLoaded(fn func(error)) {
+// meanwhile waits for the same answer. opener is the link whose open asks
+// (nil for anything else); the Loader is told the first.
+func (h *hub) withLoaded(opener *Origin, fn func(error)) {
 	if !h.mayLoad() {
 		fn(nil)
 		return
@@ -738,12 +739,16 @@ func (h *hub) withLoaded(fn func(error)) {
 		return
 	}
 	l := h.srv.cfg.Authority.(Loader)
-	name, ctx := h.name, h.srv.ctx
+	req, ctx := LoadRequest{Document: h.name}, h.srv.ctx
+	if opener != nil {
+		o := *opener
+		req.Opener = &o
+	}
 	// Counted as a store call: the adopted snapshot is stored off the hub,
 	// and a delete meanwhile must come after it.
 	h.storeCalls++
 	h.srv.track(func() {
-		doc, found, err := l.Load(ctx, name)
+		doc, found, err := l.Load(ctx, req)
 		m := backendLoadMsg{doc: doc, found: found, err: err}
 		if found && err == nil {
 			m.adopted, m.adoptErr = h.adopt(ctx, doc)

@@ -234,7 +234,7 @@ func (h *hub) call(m callMsg) {
 		m.done(errStoreFailed)
 		return
 	}
-	h.withLoaded(func(err error) {
+	h.withLoaded(nil, func(err error) {
 		if err == nil && h.deleting != nil {
 			err = errDeleting
 		}

@@ -23,15 +23,17 @@ type loadingAuthority struct {
 	state  []byte
 	cursor uint64
 	asked  atomic.Int32
+	opener atomic.Pointer[gateway.Origin] // of the last load of "stored"
 }
 
 var _ gateway.Loader = (*loadingAuthority)(nil)
 
-func (l *loadingAuthority) Load(_ context.Context, name string) (gateway.Loaded, bool, error) {
+func (l *loadingAuthority) Load(_ context.Context, req gateway.LoadRequest) (gateway.Loaded, bool, error) {
 	l.asked.Add(1)
-	if name != "stored" {
+	if req.Document != "stored" {
 		return gateway.Loaded{}, false, nil
 	}
+	l.opener.Store(req.Opener)
 	return gateway.Loaded{Root: l.root, State: l.state, Cursor: l.cursor}, true, nil
 }
 
@@ -53,6 +55,12 @@ func TestLoaderServesDocumentsTheGatewayDoesNotHold(t *testing.T) {
 	}
 	if r, _ := pd.Root(); r != id {
 		t.Fatal("the document's root is not the backend's")
+	}
+	// The loader is told whose open asked: the one link there is.
+	links := ts.Status(ctxT(t)).Links
+	if o := la.opener.Load(); o == nil || len(links) != 1 || o.Kind != "link" || o.ID != links[0].ID ||
+		o.RemoteAddr != links[0].Addr || !o.Identity.Anonymous {
+		t.Fatalf("the load named opener %+v, want the link %+v", o, links)
 	}
 	if _, _, cursor, _ := ts.State(ctxT(t), "stored"); cursor != 41 {
 		t.Fatalf("cursor %d after the load, want the backend's 41", cursor)
@@ -89,7 +97,7 @@ type loadAnswer struct {
 	err   error
 }
 
-func (l *scriptedLoader) Load(context.Context, string) (gateway.Loaded, bool, error) {
+func (l *scriptedLoader) Load(context.Context, gateway.LoadRequest) (gateway.Loaded, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.answers[min(l.asked, len(l.answers)-1)]

@@ -104,7 +104,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this path accepts only a WebSocket upgrade", http.StatusUpgradeRequired)
 		return
 	}
-	id, ref := s.gate.Check(r)
+	// Numbered before the identifier is asked, so that it can tell the
+	// backend (Handshake.connection_id); a refused handshake uses one up.
+	n := s.nextConn.Add(1)
+	id, ref := s.gate.Check(r, n)
 	if ref != nil {
 		admission.WriteRefusal(w, ref)
 		codes := make([]string, len(ref.Reasons))
@@ -145,10 +148,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.connWG.Add(1)
 	s.connMu.Unlock()
-	c := s.newConn(ws, id)
+	c := s.newConn(ws, n, id, admission.PeerAddr(r, s.cfg.Admission.TrustProxy))
 	c.batch = batch
-	c.addr = admission.PeerAddr(r, s.cfg.Admission.TrustProxy)
-	c.origin.RemoteAddr = c.addr
 	s.conns.Store(c, struct{}{})
 	s.metrics.Connections.Add(1)
 	s.metrics.ConnsTotal.Add(1)
@@ -160,13 +161,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
-	n := s.nextConn.Add(1)
+func (s *Server) newConn(ws *websocket.Conn, n uint64, id admission.Identity, addr string) *conn {
 	c := &conn{
 		srv:      s,
 		ws:       ws,
 		id:       "c" + strconv.FormatUint(n, 10),
 		identity: id,
+		addr:     addr,
 		frames:   make(chan inbound, 2),
 		credits:  make(chan struct{}, s.cfg.MaxFramesInFlight),
 		wake:     make(chan struct{}, 1),
@@ -177,7 +178,7 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
 	if s.cfg.MaxOpensPerSecond > 0 {
 		c.opens = rate.NewLimiter(rate.Limit(s.cfg.MaxOpensPerSecond), s.cfg.MaxTopicsPerLink)
 	}
-	c.origin = Origin{Kind: "link", ID: c.id, Identity: id}
+	c.origin = Origin{Kind: "link", ID: c.id, Identity: id, RemoteAddr: addr}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.ioCtx, c.ioCancel = context.WithCancel(context.Background())
 	send := func(b []byte) error {
@@ -185,7 +186,7 @@ func (s *Server) newConn(ws *websocket.Conn, id admission.Identity) *conn {
 		defer cancel()
 		return ws.Write(ctx, websocket.MessageText, b)
 	}
-	c.calls = requests.NewChannel(s.cfg.Calls, id, send)
+	c.calls = requests.NewChannel(s.cfg.Calls, requests.Caller{Identity: id, Link: c.id, RemoteAddr: addr}, send)
 	return c
 }
 

@@ -170,7 +170,8 @@ type AcceptQuestion struct {
 type LoadQuestion struct {
 	Asked
 	Document string
-	// Peer is the peer whose open needs it; nil when a backend call does.
+	// Peer is the peer whose open asked for it; nil when an API call or a
+	// subscriber did (opens that joined the load are not named).
 	Peer *Peer
 }
 
@@ -190,7 +191,9 @@ type Handshake struct {
 	RawQuery   string
 	// Header holds the request headers with canonical keys, so Get and
 	// (&http.Request{Header: h}).Cookie work.
-	Header       http.Header
+	Header http.Header
+	// ConnectionID is the Peer.ConnectionID the peer will have if
+	// admitted.
 	ConnectionID uint64
 }
 

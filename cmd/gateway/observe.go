@@ -45,14 +45,14 @@ func (a timedAuthority) MayOpen(req gateway.OpenRequest, reply func(error)) {
 
 // Load forwards to the inner authority when it can load documents (the
 // bridge), and finds nothing otherwise.
-func (a timedAuthority) Load(ctx context.Context, name string) (gateway.Loaded, bool, error) {
+func (a timedAuthority) Load(ctx context.Context, req gateway.LoadRequest) (gateway.Loaded, bool, error) {
 	l, ok := a.inner.(gateway.Loader)
 	if !ok {
 		return gateway.Loaded{}, false, nil
 	}
 	start := time.Now()
 	defer func() { a.hist.WithLabelValues("load").Observe(time.Since(start).Seconds()) }()
-	return l.Load(ctx, name)
+	return l.Load(ctx, req)
 }
 
 // timedStore observes how long Append takes to return: the wait for the

@@ -30,7 +30,7 @@ func New(cfg Config) *Gate {
 // identity and true; otherwise it has written the refusal to w and returns
 // false, and the caller must not upgrade.
 func (g *Gate) Admit(w http.ResponseWriter, r *http.Request) (Identity, bool) {
-	id, ref := g.Check(r)
+	id, ref := g.Check(r, 0)
 	if ref != nil {
 		WriteRefusal(w, ref)
 		return Identity{}, false
@@ -39,8 +39,9 @@ func (g *Gate) Admit(w http.ResponseWriter, r *http.Request) (Identity, bool) {
 }
 
 // Check runs the checks in order (rate, host, origin, identity) without writing
-// anything, returning the identity or the refusal Admit would write.
-func (g *Gate) Check(r *http.Request) (Identity, *Refusal) {
+// anything, returning the identity or the refusal Admit would write. conn
+// is the connection number the identifier is told (Peer.Conn).
+func (g *Gate) Check(r *http.Request, conn uint64) (Identity, *Refusal) {
 	addr := PeerAddr(r, g.cfg.TrustProxy)
 	if ref := g.Rate(addr); ref != nil {
 		return Identity{}, ref
@@ -51,7 +52,9 @@ func (g *Gate) Check(r *http.Request) (Identity, *Refusal) {
 	if ref := g.Origin(r); ref != nil {
 		return Identity{}, ref
 	}
-	return g.Identify(r.Context(), g.peer(r, addr))
+	p := g.peer(r, addr)
+	p.Conn = conn
+	return g.Identify(r.Context(), p)
 }
 
 // Rate counts one request from addr, refusing it with 429 "limit" past the

@@ -9,12 +9,15 @@ import (
 // Peer is what an Identifier may look at: the request as the door saw it.
 // Header and URL are copies; Cookies are every cookie in request order (an
 // identifier reading "session" should try each, as the JS gate does).
+// Conn is the connection number the peer will have if admitted (the
+// gateway's link "c7" is 7); 0 when the caller numbers none.
 type Peer struct {
 	Addr    string
 	Header  http.Header
 	Cookies []*http.Cookie
 	URL     *url.URL
 	TLS     bool
+	Conn    uint64
 }
 
 // Identity is who a connection is, fixed for its life.

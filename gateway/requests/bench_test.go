@@ -34,7 +34,7 @@ func BenchmarkChannelRoundTrip(b *testing.B) {
 	out := make(chan struct{}, 1)
 	c := New(context.Background(), CallsFunc(func(context.Context, Call, func(json.RawMessage)) (json.RawMessage, error) {
 		return json.RawMessage(`true`), nil
-	}), identity, func([]byte) error { out <- struct{}{}; return nil }, Config{})
+	}), caller, func([]byte) error { out <- struct{}{}; return nil }, Config{})
 	c.Ready()
 	defer c.Close()
 	b.ReportAllocs()

@@ -9,13 +9,21 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 )
 
-// Call is one request as the gateway routes it, with the identity of the
-// connection it came on.
+// Call is one request as the gateway routes it, with who sent it.
 type Call struct {
-	ID       int64
-	Name     string
-	Args     json.RawMessage // never empty: "null" when the request had none
+	ID   int64
+	Name string
+	Args json.RawMessage // never empty: "null" when the request had none
+	Caller
+}
+
+// Caller is the connection a channel's calls come on.
+type Caller struct {
 	Identity admission.Identity
+	// Link is the connection's id ("c7") and RemoteAddr the peer's
+	// address as admission saw it; empty when the caller named none.
+	Link       string
+	RemoteAddr string
 }
 
 // Calls answers requests. It returns the result as JSON (nil is null) or an

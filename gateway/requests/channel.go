@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
-
-	"github.com/weftgate/weftgate/gateway/admission"
 )
 
 // Defaults for Config.
@@ -30,9 +28,9 @@ type Config struct {
 // Channel is the request channel of one socket. Handle, Ready and Close
 // may be called from any goroutine.
 type Channel struct {
-	calls    Calls
-	identity admission.Identity
-	cfg      Config
+	calls  Calls
+	caller Caller
+	cfg    Config
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -50,17 +48,17 @@ type Channel struct {
 }
 
 // NewChannel is New with a background context and the default Config.
-func NewChannel(calls Calls, identity admission.Identity, send func([]byte) error) *Channel {
-	return New(context.Background(), calls, identity, send, Config{})
+func NewChannel(calls Calls, caller Caller, send func([]byte) error) *Channel {
+	return New(context.Background(), calls, caller, send, Config{})
 }
 
 // New returns the channel of one socket. Calls go to calls (nil answers
-// every call "missing") with identity, under a context derived from ctx.
+// every call "missing") as from caller, under a context derived from ctx.
 // send writes one text message to the socket; the channel calls it from
 // several goroutines but never concurrently, and it must not block for
 // long (a bounded queue that fails when full suits): a failed send is the
 // connection's to act on, and the answer is lost with the socket.
-func New(ctx context.Context, calls Calls, identity admission.Identity, send func([]byte) error, cfg Config) *Channel {
+func New(ctx context.Context, calls Calls, caller Caller, send func([]byte) error, cfg Config) *Channel {
 	if calls == nil {
 		calls = Missing{}
 	}
@@ -70,7 +68,7 @@ func New(ctx context.Context, calls Calls, identity admission.Identity, send fun
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	c := &Channel{calls: calls, identity: identity, cfg: cfg, send: send}
+	c := &Channel{calls: calls, caller: caller, cfg: cfg, send: send}
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	return c
 }
@@ -91,7 +89,7 @@ func (c *Channel) Handle(b []byte) error {
 	if m.Kind != KindRequest {
 		return nil
 	}
-	call := Call{ID: m.ID, Name: m.Name, Args: m.Args, Identity: c.identity}
+	call := Call{ID: m.ID, Name: m.Name, Args: m.Args, Caller: c.caller}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 	"github.com/weftgate/weftgate/gateway/admission"
 )
 
-var identity = admission.Identity{ID: "u1", Roles: []string{"editor"}}
+var caller = Caller{Identity: admission.Identity{ID: "u1", Roles: []string{"editor"}}, Link: "c7", RemoteAddr: "192.0.2.1"}
 
 func TestRouting(t *testing.T) {
 	got := make(chan Call, 1)
@@ -23,7 +23,7 @@ func TestRouting(t *testing.T) {
 	}), Config{})
 	receive(t, c, `{"id":4,"name":"doc/Rename","args":{"to":"b"}}`)
 	call := wait(t, got)
-	want := Call{ID: 4, Name: "doc/Rename", Args: json.RawMessage(`{"to":"b"}`), Identity: identity}
+	want := Call{ID: 4, Name: "doc/Rename", Args: json.RawMessage(`{"to":"b"}`), Caller: caller}
 	if !reflect.DeepEqual(call, want) {
 		t.Fatalf("call %+v, want %+v", call, want)
 	}
@@ -37,7 +37,7 @@ func TestRouting(t *testing.T) {
 
 func TestDefaultIsMissing(t *testing.T) {
 	s := newSink()
-	c := NewChannel(nil, identity, s.send)
+	c := NewChannel(nil, caller, s.send)
 	defer c.Close()
 	c.Ready()
 	receive(t, c, `{"id":1,"name":"report/Daily","args":null}`)
@@ -211,7 +211,7 @@ func TestConcurrencyBound(t *testing.T) {
 func TestNothingRunsBeforeReady(t *testing.T) {
 	b := newBlocking()
 	s := newSink()
-	c := New(context.Background(), b, identity, s.send, Config{MaxInFlight: 2})
+	c := New(context.Background(), b, caller, s.send, Config{MaxInFlight: 2})
 	defer c.Close()
 	receive(t, c, `{"id":1,"name":"x"}`)
 	receive(t, c, `{"id":2,"name":"x"}`)
@@ -271,7 +271,7 @@ func TestHandleViolations(t *testing.T) {
 func TestCloseWithCallsInFlight(t *testing.T) {
 	b := newBlocking()
 	s := newSink()
-	c := New(context.Background(), b, identity, s.send, Config{})
+	c := New(context.Background(), b, caller, s.send, Config{})
 	c.Ready()
 	for i := 1; i <= 5; i++ {
 		receive(t, c, fmt.Sprintf(`{"id":%d,"name":"x"}`, i))
@@ -295,7 +295,7 @@ func TestCloseWithCallsInFlight(t *testing.T) {
 func TestCloseDropsHeldCalls(t *testing.T) {
 	b := newBlocking()
 	s := newSink()
-	c := New(context.Background(), b, identity, s.send, Config{})
+	c := New(context.Background(), b, caller, s.send, Config{})
 	receive(t, c, `{"id":1,"name":"x"}`)
 	c.Close()
 	c.Ready()
@@ -308,7 +308,7 @@ func TestParentContextEndsCalls(t *testing.T) {
 	b := newBlocking()
 	s := newSink()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := New(ctx, b, identity, s.send, Config{})
+	c := New(ctx, b, caller, s.send, Config{})
 	defer c.Close()
 	c.Ready()
 	receive(t, c, `{"id":1,"name":"x"}`)
@@ -322,7 +322,7 @@ func TestParentContextEndsCalls(t *testing.T) {
 
 func TestSendErrorIsSurvived(t *testing.T) {
 	tried := make(chan string, 4)
-	c := New(context.Background(), nil, identity, func(b []byte) error {
+	c := New(context.Background(), nil, caller, func(b []byte) error {
 		tried <- string(b)
 		return errors.New("queue full")
 	}, Config{})
@@ -355,7 +355,7 @@ func TestConcurrentHandleAndClose(t *testing.T) {
 	c := New(context.Background(), Handler(func(ctx context.Context, call Call, r Responder) (any, error) {
 		_ = r.Progress(call.ID)
 		return call.ID, nil
-	}), identity, send, Config{MaxInFlight: 4})
+	}), caller, send, Config{MaxInFlight: 4})
 	c.Ready()
 	for w := 0; w < 4; w++ {
 		closed.Add(1)

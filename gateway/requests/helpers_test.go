@@ -63,7 +63,7 @@ func receive(t *testing.T, c *Channel, msg string) {
 func ready(t *testing.T, calls Calls, cfg Config) (*Channel, *sink) {
 	t.Helper()
 	s := newSink()
-	c := New(context.Background(), calls, identity, s.send, cfg)
+	c := New(context.Background(), calls, caller, s.send, cfg)
 	c.Ready()
 	t.Cleanup(c.Close)
 	return c, s

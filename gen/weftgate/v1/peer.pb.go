@@ -234,8 +234,9 @@ type Handshake struct {
 	// The request headers as received (cookies included), names lowercase,
 	// in name order.
 	Headers []*Header `protobuf:"bytes,5,rep,name=headers,proto3" json:"headers,omitempty"`
-	// The connection id the peer will have if admitted (Peer.connection_id).
-	// Not set yet: always 0 today.
+	// The connection id the peer will have if admitted (Peer.connection_id
+	// of every later question about it). A refused handshake uses its id
+	// up: ids have gaps.
 	ConnectionId  uint64 `protobuf:"varint,6,opt,name=connection_id,json=connectionId,proto3" json:"connection_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

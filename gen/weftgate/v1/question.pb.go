@@ -585,7 +585,9 @@ type LoadQuestion struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The document's name.
 	Document string `protobuf:"bytes,1,opt,name=document,proto3" json:"document,omitempty"`
-	// The peer whose open needs it. Not set yet: always unset today.
+	// The peer whose open asked for it. Unset when an API call or a
+	// subscriber did; opens that come while the load is under way wait for
+	// the same answer and are not named.
 	Peer          *Peer `protobuf:"bytes,2,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -966,7 +968,7 @@ type CallQuestion struct {
 	// The call's args, as JSON text exactly as the peer sent them; "null"
 	// when it sent none.
 	ArgsJson string `protobuf:"bytes,2,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
-	// The peer that called; only its identity is set today.
+	// The peer that called.
 	Peer *Peer `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
 	// The peer's own id for the request, for logs. Not unique across peers.
 	RequestId     int64 `protobuf:"varint,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
