@@ -114,7 +114,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for i, x := range ref.Reasons {
 			codes[i] = x.Code
 		}
-		s.log.Info("handshake refused", "status", ref.Status, "reason", strings.Join(codes, ","),
+		// conn is the id the identifier was told (Handshake.connection_id),
+		// so a backend's log of its refusal can be matched to this line.
+		s.log.Info("handshake refused", "conn", "c"+strconv.FormatUint(n, 10), "status", ref.Status, "reason", strings.Join(codes, ","),
 			"addr", admission.PeerAddr(r, s.cfg.Admission.TrustProxy), "path", r.URL.Path,
 			"host", r.Host[:min(len(r.Host), 256)])
 		return

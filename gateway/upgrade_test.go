@@ -85,7 +85,7 @@ func TestRefusedHandshakesAreLoggedAtInfo(t *testing.T) {
 			continue
 		}
 		st, _ := rec["status"].(float64)
-		if rec["level"] != "INFO" || rec["reason"] != want[st] || rec["addr"] == "" {
+		if conn, _ := rec["conn"].(string); rec["level"] != "INFO" || rec["reason"] != want[st] || rec["addr"] == "" || !strings.HasPrefix(conn, "c") || conn == "c0" {
 			t.Errorf("refusal logged as %s", line)
 		}
 		delete(want, st)
