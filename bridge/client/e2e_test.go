@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -257,8 +258,10 @@ func TestE2ELoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Join: %v", err)
 	}
-	if q := wait(t, asked, "a load question"); q.Document != "stored:a" {
-		t.Fatalf("load question = %+v", q)
+	// It names the joining peer: the one link, anonymous, from loopback.
+	if q := wait(t, asked, "a load question"); q.Document != "stored:a" || q.Peer == nil || q.Peer.ConnectionID == 0 ||
+		q.Peer.RemoteAddr != "127.0.0.1" || !q.Peer.Identity.Anonymous {
+		t.Fatalf("load question = %+v (peer %+v), want the joiner named", q, q.Peer)
 	}
 	if got := d.Snapshot(); len(got.Deltas) != 1 || got.Deltas[0].Value.Str != "disk" {
 		t.Fatalf("the peer joined %+v, want the loaded state", got)
@@ -280,7 +283,11 @@ func TestE2ELoadForCalls(t *testing.T) {
 	lc := startLocalT(t, bridge.Config{})
 	c := dialLocal(t, lc, client.Options{})
 	root := commit.NewID()
+	var named atomic.Int32 // loads that named a peer: none, as no peer asked
 	mustClaim(t, c, client.Prefix("stored:"), client.Handlers{Load: func(_ context.Context, q client.LoadQuestion) (*client.Loaded, error) {
+		if q.Peer != nil {
+			named.Add(1)
+		}
 		if q.Document == "stored:broken" {
 			return nil, errors.New("the disk is unreadable")
 		}
@@ -298,5 +305,8 @@ func TestE2ELoadForCalls(t *testing.T) {
 	_, _, err = c.GetState(ctxT(t), "stored:broken")
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("GetState with a failing load = %v, want UNAVAILABLE", err)
+	}
+	if n := named.Load(); n != 0 {
+		t.Fatalf("%d loads for a backend's calls named a peer", n)
 	}
 }
