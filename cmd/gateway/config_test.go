@@ -139,8 +139,11 @@ func TestSettings(t *testing.T) {
 			name: "TLS for WebSocket and mutual TLS for gRPC",
 			args: []string{"-tls-cert", cert, "-tls-key", key, "-grpc-tls-cert", cert, "-grpc-tls-key", key, "-grpc-client-ca", cert},
 			check: func(t *testing.T, _ *parsed, r *resolved) {
-				if r.wsTLS == nil || len(r.wsTLS.Certificates) != 1 {
+				if r.wsTLS == nil || r.wsTLS.GetCertificate == nil || r.certs["tls-cert"] == nil || r.certs["grpc-tls-cert"] == nil {
 					t.Fatal("WebSocket TLS not loaded")
+				}
+				if c, err := r.wsTLS.GetCertificate(nil); err != nil || c.Leaf == nil || c.Leaf.Subject.CommonName != "weftgate test" {
+					t.Fatalf("WebSocket TLS serves %v, %v", c, err)
 				}
 				if r.grpcTLS == nil || r.grpcTLS.ClientAuth != tls.RequireAndVerifyClientCert || r.grpcTLS.ClientCAs == nil {
 					t.Fatalf("gRPC mutual TLS not set: %+v", r.grpcTLS)

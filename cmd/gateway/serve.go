@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
 
@@ -80,6 +81,15 @@ func serve(ctx context.Context, p *parsed, res *resolved, log *slog.Logger, stop
 // listens yet.
 func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 	a := &app{p: p, cfg: &p.s, res: res, log: log, started: time.Now(), commitStreams: make(chan struct{}, maxCommitStreams)}
+	for flag, pair := range res.certs {
+		pair.Report = func(leaf *x509.Certificate, err error) {
+			if err != nil {
+				log.Warn("tls certificate not reloaded; the old one is still served", "flag", flag, "err", err)
+				return
+			}
+			log.Info("tls certificate reloaded", "flag", flag, "subject", leaf.Subject.String(), "not_after", leaf.NotAfter)
+		}
+	}
 	if err := p.prepareDataDir(); err != nil {
 		return nil, err
 	}

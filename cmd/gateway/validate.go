@@ -18,6 +18,7 @@ import (
 	"github.com/weftgate/weftgate/gateway"
 	"github.com/weftgate/weftgate/gateway/admission"
 	"github.com/weftgate/weftgate/gateway/store"
+	"github.com/weftgate/weftgate/internal/certfile"
 )
 
 // minTokenBytes is the shortest bearer token accepted: shorter ones are
@@ -29,6 +30,9 @@ type resolved struct {
 	wsTLS    *tls.Config // nil: plain
 	grpcTLS  *tls.Config // nil: plain
 	logLevel slog.Level
+	// certs are the pairs the TLS configs serve, by the flag that names
+	// the certificate file; each is read again when its files change.
+	certs map[string]*certfile.Pair
 }
 
 // adminPaths are served beside the WebSocket; no WebSocket path may take one.
@@ -139,10 +143,10 @@ func (p *parsed) validate() (*resolved, error) {
 	}
 
 	var err error
-	if r.wsTLS, err = p.loadPair("tls-cert", "tls-key"); err != nil {
+	if r.wsTLS, err = p.loadPair(r, "tls-cert", "tls-key"); err != nil {
 		return nil, err
 	}
-	if r.grpcTLS, err = p.loadPair("grpc-tls-cert", "grpc-tls-key"); err != nil {
+	if r.grpcTLS, err = p.loadPair(r, "grpc-tls-cert", "grpc-tls-key"); err != nil {
 		return nil, err
 	}
 	if s.GRPCClientCA != "" {
@@ -271,8 +275,9 @@ func positive(v int64, zeroOK bool) error {
 	return errors.New("must be positive")
 }
 
-// loadPair loads a certificate and key given together, or neither.
-func (p *parsed) loadPair(certFlag, keyFlag string) (*tls.Config, error) {
+// loadPair loads a certificate and key given together, or neither, into
+// a config that serves them and any renewal written over them.
+func (p *parsed) loadPair(r *resolved, certFlag, keyFlag string) (*tls.Config, error) {
 	cert, key := p.fs.Lookup(certFlag).Value.String(), p.fs.Lookup(keyFlag).Value.String()
 	switch {
 	case cert == "" && key == "":
@@ -287,11 +292,15 @@ func (p *parsed) loadPair(certFlag, keyFlag string) (*tls.Config, error) {
 			return nil, p.invalid(name, err)
 		}
 	}
-	pair, err := tls.LoadX509KeyPair(cert, key)
+	pair, err := certfile.Load(cert, key)
 	if err != nil {
 		return nil, p.invalid(certFlag, err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+	if r.certs == nil {
+		r.certs = map[string]*certfile.Pair{}
+	}
+	r.certs[certFlag] = pair
+	return &tls.Config{GetCertificate: pair.GetCertificate, MinVersion: tls.VersionTLS12}, nil
 }
 
 func loadPool(file string) (*x509.CertPool, error) {
