@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -377,7 +378,8 @@ func TestBinaryServesDrainsAndExits(t *testing.T) {
 func TestBinaryOperatorEndpointsOnAdminListenerWithTLS(t *testing.T) {
 	certFile, keyFile, cert := testCert(t, t.TempDir())
 	p := startGateway(t, filepath.Join(t.TempDir(), "data"),
-		"-admin-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile, "-store", "memory")
+		"-admin-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile, "-store", "memory",
+		"-grpc-tls-cert", certFile, "-grpc-tls-key", keyFile)
 	if p.addrs.Admin == "" || !p.addrs.TLS {
 		t.Fatalf("ready file %+v: want an admin address and TLS", p.addrs)
 	}
@@ -401,6 +403,17 @@ func TestBinaryOperatorEndpointsOnAdminListenerWithTLS(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startDeadline)
 	defer cancel()
+	// The gRPC listener serves its pair too.
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	cc, err := grpc.NewClient(p.addrs.GRPC, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: roots})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	if hr, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC health over TLS: %v %v", hr, err)
+	}
 	ws, _, err := websocket.Dial(ctx, "wss://"+p.addrs.WS+"/ws", &websocket.DialOptions{HTTPClient: client})
 	if err != nil {
 		t.Fatalf("wss dial: %v", err)
