@@ -7,10 +7,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"log/slog"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +59,29 @@ func writePEM(t *testing.T, file, typ string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Each listener's pair reports its reloads to the log: a renewal at INFO
+// with its subject, a pair that did not load at WARN, each with the flag
+// that names it.
+func TestCertificateReloadsAreLogged(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, cert := testCert(t, dir)
+	var logs lockedBuffer
+	ta := newTestAppLog(t, slog.New(slog.NewTextHandler(&logs, nil)),
+		"-tls-cert", certFile, "-tls-key", keyFile, "-grpc-tls-cert", certFile, "-grpc-tls-key", keyFile)
+	for _, flag := range []string{"tls-cert", "grpc-tls-cert"} {
+		pair := ta.res.certs[flag]
+		if pair == nil || pair.Report == nil {
+			t.Fatalf("%s: no pair, or nothing hears its reloads", flag)
+		}
+		pair.Report(cert, nil)
+		pair.Report(nil, errors.New("tls: private key does not match public key"))
+		l := logs.String()
+		if !strings.Contains(l, `level=INFO msg="tls certificate reloaded" flag=`+flag+` subject="CN=weftgate test"`) ||
+			!strings.Contains(l, `level=WARN msg="tls certificate not reloaded; the old one is still served" flag=`+flag+` err="tls: private key does not match public key"`) {
+			t.Fatalf("%s: reloads not logged:\n%s", flag, l)
+		}
 	}
 }
