@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,29 @@ func TestCertificateReloadsAreLogged(t *testing.T) {
 			!strings.Contains(l, `level=WARN msg="tls certificate not reloaded; the old one is still served" flag=`+flag+` err="tls: private key does not match public key"`) {
 			t.Fatalf("%s: reloads not logged:\n%s", flag, l)
 		}
+	}
+}
+
+// /metrics gives each served certificate's expiry, for an alert before a
+// renewal that did not land runs out.
+func TestCertificateExpiryIsAMetric(t *testing.T) {
+	certFile, keyFile, cert := testCert(t, t.TempDir())
+	ta := newTestApp(t, "-tls-cert", certFile, "-tls-key", keyFile, "-grpc-tls-cert", certFile, "-grpc-tls-key", keyFile)
+	_, body := ta.get(t, "/metrics", nil)
+	for _, flag := range []string{"tls-cert", "grpc-tls-cert"} {
+		prefix := `weftgate_tls_certificate_expiry_timestamp_seconds{flag="` + flag + `"} `
+		var got float64
+		for _, line := range strings.Split(body, "\n") {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				got, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		if int64(got) != cert.NotAfter.Unix() {
+			t.Errorf("%s: expiry %v, want %d", flag, got, cert.NotAfter.Unix())
+		}
+	}
+	// Without TLS there is no series at all.
+	if _, body := newTestApp(t).get(t, "/metrics", nil); strings.Contains(body, "weftgate_tls_certificate_expiry") {
+		t.Error("a plain gateway reports a certificate expiry")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weftgate/weftgate/bridge"
 	"github.com/weftgate/weftgate/gateway"
+	"github.com/weftgate/weftgate/internal/certfile"
 	"github.com/weftgate/weftgate/protocol"
 )
 
@@ -42,7 +43,7 @@ func newObservers() observers {
 
 // newRegistry holds everything /metrics serves: the gateway's own counters
 // read at scrape time, the latency histograms, and Go and process metrics.
-func newRegistry(srv *gateway.Server, health *storeHealth, obs observers) *prometheus.Registry {
+func newRegistry(srv *gateway.Server, health *storeHealth, obs observers, certs map[string]*certfile.Pair) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -50,8 +51,24 @@ func newRegistry(srv *gateway.Server, health *storeHealth, obs observers) *prome
 		obs.authority,
 		obs.storeSync,
 		&gatewayCollector{srv: srv, health: health},
+		certCollector(certs),
 	)
 	return reg
+}
+
+var descCertExpiry = desc("tls_certificate_expiry_timestamp_seconds",
+	"When the certificate served now expires (Unix seconds), by the flag that names its file.", "flag")
+
+// certCollector reports the served certificates' expiry, read at scrape
+// time so that a renewal shows at once.
+type certCollector map[string]*certfile.Pair
+
+func (c certCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descCertExpiry }
+
+func (c certCollector) Collect(ch chan<- prometheus.Metric) {
+	for flag, pair := range c {
+		ch <- prometheus.MustNewConstMetric(descCertExpiry, prometheus.GaugeValue, float64(pair.Leaf().NotAfter.Unix()), flag)
+	}
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {

@@ -123,7 +123,7 @@ func newApp(p *parsed, res *resolved, log *slog.Logger) (*app, error) {
 		}
 	}
 	a.gw = gw
-	a.reg = newRegistry(gw, a.health, obs)
+	a.reg = newRegistry(gw, a.health, obs, res.certs)
 	a.rpc = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	a.reg.MustRegister(a.rpc)
 	return a, nil
