@@ -97,17 +97,24 @@ func recorder(p *Pair) *[]report {
 	return &got
 }
 
-// A renewal is served from the first look after it, which comes at most
-// CheckEvery after the last; meanwhile the old pair is served.
-func TestARenewedPairIsServedAtTheNextLook(t *testing.T) {
-	cf, kf := files(t)
-	t0 := time.Now()
+// loaded is a pair loaded from files that hold serial 1, dated an hour
+// before t0, with its reports recorded.
+func loaded(t *testing.T) (p *Pair, cf, kf string, t0 time.Time, got *[]report) {
+	t.Helper()
+	cf, kf = files(t)
+	t0 = time.Now()
 	writePair(t, cf, kf, 1, t0.Add(-time.Hour))
 	p, err := Load(cf, kf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := recorder(p)
+	return p, cf, kf, t0, recorder(p)
+}
+
+// A renewal is served from the first look after it, which comes at most
+// CheckEvery after the last; meanwhile the old pair is served.
+func TestARenewedPairIsServedAtTheNextLook(t *testing.T) {
+	p, cf, kf, t0, got := loaded(t)
 	writePair(t, cf, kf, 2, t0)
 	if s := served(t, p, p.next.Add(-time.Millisecond)); s != 1 {
 		t.Fatalf("before the next look: serial %d, want 1", s)
@@ -127,14 +134,7 @@ func TestARenewedPairIsServedAtTheNextLook(t *testing.T) {
 // A renewal caught half-written is reported, the old pair is still
 // served, and the pair is tried again once the files change.
 func TestAPairThatDoesNotLoadKeepsTheOldOne(t *testing.T) {
-	cf, kf := files(t)
-	t0 := time.Now()
-	writePair(t, cf, kf, 1, t0.Add(-time.Hour))
-	p, err := Load(cf, kf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := recorder(p)
+	p, cf, kf, t0, got := loaded(t)
 	write(t, cf, []byte("-----BEGIN CERTIFICATE-----\nnot yet\n"), t0.Add(-time.Minute))
 	if s := served(t, p, p.next); s != 1 {
 		t.Fatalf("half-written: serial %d, want the old 1", s)
@@ -175,13 +175,8 @@ func TestLoadRefusesABadPair(t *testing.T) {
 // Over a real handshake: a client sees the renewed certificate on its
 // next connection, and an open connection is not disturbed.
 func TestHandshakesSeeTheRenewal(t *testing.T) {
-	cf, kf := files(t)
-	t0 := time.Now()
-	c1 := writePair(t, cf, kf, 1, t0.Add(-time.Hour))
-	p, err := Load(cf, kf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, cf, kf, t0, _ := loaded(t)
+	c1 := p.Leaf()
 	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{GetCertificate: p.GetCertificate, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		t.Fatal(err)
