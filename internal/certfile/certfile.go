@@ -29,9 +29,10 @@ type Pair struct {
 	seen stamp      // the files as last loaded, or tried
 }
 
-// stamp tells one version of the two files from another.
+// stamp tells one version of the two files from another: modification
+// times in Unix nanoseconds, and sizes.
 type stamp struct {
-	certMod, keyMod   time.Time
+	certMod, keyMod   int64
 	certSize, keySize int64
 }
 
@@ -98,7 +99,7 @@ func (p *Pair) stamp() (stamp, error) {
 	if err != nil {
 		return stamp{}, err
 	}
-	return stamp{certMod: c.ModTime(), keyMod: k.ModTime(), certSize: c.Size(), keySize: k.Size()}, nil
+	return stamp{certMod: c.ModTime().UnixNano(), keyMod: k.ModTime().UnixNano(), certSize: c.Size(), keySize: k.Size()}, nil
 }
 
 func (p *Pair) load() error {
