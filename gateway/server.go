@@ -107,6 +107,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Numbered before the identifier is asked, so that it can tell the
 	// backend (Handshake.connection_id); a refused handshake uses one up.
 	n := s.nextConn.Add(1)
+	connID := "c" + strconv.FormatUint(n, 10)
 	id, ref := s.gate.Check(r, n)
 	if ref != nil {
 		admission.WriteRefusal(w, ref)
@@ -116,7 +117,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// conn is the id the identifier was told (Handshake.connection_id),
 		// so a backend's log of its refusal can be matched to this line.
-		s.log.Info("handshake refused", "conn", "c"+strconv.FormatUint(n, 10), "status", ref.Status, "reason", strings.Join(codes, ","),
+		s.log.Info("handshake refused", "conn", connID, "status", ref.Status, "reason", strings.Join(codes, ","),
 			"addr", admission.PeerAddr(r, s.cfg.Admission.TrustProxy), "path", r.URL.Path,
 			"host", r.Host[:min(len(r.Host), 256)])
 		return
@@ -150,7 +151,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.connWG.Add(1)
 	s.connMu.Unlock()
-	c := s.newConn(ws, n, id, admission.PeerAddr(r, s.cfg.Admission.TrustProxy))
+	c := s.newConn(ws, connID, id, admission.PeerAddr(r, s.cfg.Admission.TrustProxy))
 	c.batch = batch
 	s.conns.Store(c, struct{}{})
 	s.metrics.Connections.Add(1)
@@ -163,11 +164,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-func (s *Server) newConn(ws *websocket.Conn, n uint64, id admission.Identity, addr string) *conn {
+func (s *Server) newConn(ws *websocket.Conn, connID string, id admission.Identity, addr string) *conn {
 	c := &conn{
 		srv:      s,
 		ws:       ws,
-		id:       "c" + strconv.FormatUint(n, 10),
+		id:       connID,
 		identity: id,
 		addr:     addr,
 		frames:   make(chan inbound, 2),
